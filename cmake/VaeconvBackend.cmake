@@ -1,0 +1,33 @@
+# Selects the GPU language for VAECONV_BACKEND and provides vaeconv_gpu_sources(), which marks
+# .cpp files as device sources of that language: one set of sources for HIP and CUDA alike.
+if(VAECONV_BACKEND STREQUAL "HIP")
+  if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)
+    set(CMAKE_HIP_ARCHITECTURES "gfx942;gfx950" CACHE STRING "AMD targets")
+  endif()
+  enable_language(HIP)
+  set(VAECONV_GPU_LANG HIP)
+  find_package(hip CONFIG QUIET)   # hip::host for host-only targets that call the runtime
+elseif(VAECONV_BACKEND STREQUAL "CUDA")
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "90" CACHE STRING "NVIDIA targets")
+  endif()
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  set(VAECONV_GPU_LANG CUDA)
+  find_package(CUDAToolkit REQUIRED)
+elseif(NOT VAECONV_BACKEND STREQUAL "NONE")
+  message(FATAL_ERROR "VAECONV_BACKEND must be HIP, CUDA or NONE (got '${VAECONV_BACKEND}')")
+endif()
+
+function(vaeconv_gpu_sources)
+  set_source_files_properties(${ARGN} PROPERTIES LANGUAGE ${VAECONV_GPU_LANG})
+endfunction()
+
+# The runtime library a GPU target links (hipMalloc/cudaMalloc and friends).
+function(vaeconv_link_runtime target)
+  if(VAECONV_BACKEND STREQUAL "CUDA")
+    target_link_libraries(${target} PRIVATE CUDA::cudart)
+  endif()
+  # HIP: CMake's HIP language links amdhip64 into HIP targets by itself.
+endfunction()

@@ -1,0 +1,72 @@
+// vaeconv/api/conv.hpp — run a conv on a stream (header-only; needs a HIP or CUDA compiler).
+//
+//   vaeconv::ConvDesc d = vaeconv::ConvDesc::causal3x3x3(1, 1, 128, 128, 384, 384);
+//   vaeconv::DeviceWeights w;  w.upload(packed, stream);          // once
+//   vaeconv::ConvArgs a{x, w.view(), bias, /*residual=*/nullptr, y};
+//   vaeconv::Status s = vaeconv::conv_forward(d, a, stream);      // every call
+//
+// conv_forward validates (validate_for_kernels), picks the tile (choose_tile) and launches. It
+// allocates nothing, never synchronizes, and keeps no state: it is safe from several host threads.
+#pragma once
+#include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/conv/conv_args.hpp"
+#include "vaeconv/kernel/conv_kernel.hpp"
+#include "vaeconv/kernel/tile_table.hpp"
+
+namespace vaeconv {
+namespace detail {
+
+template <class Policy, class Geo, bool kVector>
+inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  using Kernel = kernel::ConvKernel<Policy, Geo, kVector>;
+  const kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
+  const dim3 grid(unsigned(p.m_blocks) * unsigned(p.n_tiles), unsigned(d.n * d.out_t()), 1);
+  const dim3 block(Policy::kThreads, 1, 1);
+  auto* fn = &kernel::conv_kernel<Policy, Geo, kVector>;
+  constexpr bool kDynamic = !Policy::ArchT::kStaticLds;
+  constexpr int kDynamicBytes = kDynamic ? Kernel::kSmemBytes : 0;
+  if constexpr (kDynamic && Kernel::kSmemBytes > 48 * 1024) {
+    // Raising the limit is idempotent and cheap; no static state is kept so threads stay safe.
+    hipError_t e = hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                       hipFuncAttributeMaxDynamicSharedMemorySize,
+                                       Kernel::kSmemBytes);
+    if (e != hipSuccess) return Status(StatusCode::kRuntimeError, hipGetErrorString(e));
+  }
+  fn<<<grid, block, kDynamicBytes, stream>>>(p);
+  const hipError_t e = hipGetLastError();
+  if (e != hipSuccess)
+    return Status(StatusCode::kRuntimeError, std::string("launch failed: ") + hipGetErrorString(e));
+  return Status::Ok();
+}
+
+template <class Policy, class Geo>
+inline Status launch_geometry(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  if (d.cin % 8 == 0) return launch_tile<Policy, Geo, true>(d, a, stream);
+  return launch_tile<Policy, Geo, false>(d, a, stream);
+}
+
+template <class Policy>
+inline Status launch_policy(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  switch (d.kind) {
+    case ConvKind::kCausal3x3x3:
+      return launch_geometry<Policy, kernel::CausalGeometry>(d, a, stream);
+    case ConvKind::kDownsample:
+      return launch_geometry<Policy, kernel::DownsampleGeometry>(d, a, stream);
+    case ConvKind::kUpsample:
+      return launch_geometry<Policy, kernel::UpsampleGeometry>(d, a, stream);
+  }
+  return Status(StatusCode::kUnsupported, "unknown conv kind");
+}
+
+}  // namespace detail
+
+inline Status conv_forward(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  VAECONV_RETURN_IF_ERROR(validate_for_kernels(d, a));
+  switch (kernel::choose_tile(d.cout)) {
+    case kernel::TileId::kNarrow: return detail::launch_policy<kernel::NarrowPolicy>(d, a, stream);
+    case kernel::TileId::kWide: return detail::launch_policy<kernel::WidePolicy>(d, a, stream);
+  }
+  return Status(StatusCode::kUnsupported, "no tile");
+}
+
+}  // namespace vaeconv

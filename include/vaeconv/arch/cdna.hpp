@@ -1,0 +1,109 @@
+// vaeconv/arch/cdna.hpp — the AMD CDNA half of the architecture layer (gfx942, gfx950).
+//
+// Same interface as nvidia.hpp: kWaveSize, AtomBf16, GlobalView / Copy. One type serves both
+// targets; the few lines that differ are selected by the device pass's __gfx942__/__gfx950__
+// macros (the host pass compiles empty bodies, as it must for device-only builtins).
+//
+// Facts used (../shared/notes/cdna.md; unverified on hardware here, pinned by the host emulator
+// tests in tests/host/test_atoms_emulated.cpp):
+//   * gfx950 v_mfma_f32_32x32x16_bf16 takes 8 consecutive K per lane; gfx942 has only the 32x32x8
+//     bf16 form, issued twice on the two halves of the same 16-byte fragment (a legal K permutation).
+//   * Buffer loads return 0 for offsets at or beyond num_records: an invalid lane's offset is set to
+//     0x80000000 (num_records is kept <= 0x7fffffff), so padding taps cost no branch.
+#pragma once
+#include <cstdint>
+
+#include "vaeconv/arch/fragment_layouts.hpp"
+#include "vaeconv/core/config.hpp"
+
+namespace vaeconv::arch {
+
+struct Cdna {
+  static constexpr int kWaveSize = 64;
+  static constexpr const char* kName = "cdna-gfx942/gfx950";
+  static constexpr bool kStaticLds = true;  // LDS sized at compile time (<= 64 KiB on gfx942)
+
+  using i32x4 = int __attribute__((ext_vector_type(4)));
+  using f32x16 = float __attribute__((ext_vector_type(16)));
+
+  // --- Global -> LDS copy with zero fill (buffer loads) ------------------------------------------
+  static constexpr uint32_t kOutOfRange = 0x80000000u;  // >= any num_records we build
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__
+  struct GlobalView {
+    __amdgpu_buffer_rsrc_t rsrc;
+  };
+  // CDNA buffer descriptor word 3 (raw buffer, 32-bit dwords): the value CK uses on gfx9 CDNA.
+  static constexpr int kRsrcWord3 = 0x00020000;
+  VAECONV_DEVICE static GlobalView make_view(const void* base, uint32_t bytes) {
+    const uint32_t n = bytes < kOutOfRange ? bytes : kOutOfRange - 1;
+    return {__builtin_amdgcn_make_buffer_rsrc(const_cast<void*>(base), short(0), int(n),
+                                              kRsrcWord3)};
+  }
+#else
+  struct GlobalView {
+    const void* base;
+  };
+  VAECONV_DEVICE static GlobalView make_view(const void* base, uint32_t) { return {base}; }
+#endif
+
+  // Loads are staged in registers and written to LDS later (flush), so a pipeline keeps N
+  // 16-byte chunks per thread in flight while it computes on LDS.
+  template <int N>
+  struct Slot {
+    i32x4 v[N];
+  };
+
+  template <int N>
+  VAECONV_DEVICE static void load(Slot<N>& s, int i, void*, GlobalView view, uint32_t offset,
+                                  bool valid) {
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__
+    s.v[i] = __builtin_amdgcn_raw_buffer_load_b128(view.rsrc, valid ? offset : kOutOfRange, 0, 0);
+#else
+    (void)s; (void)i; (void)view; (void)offset; (void)valid;
+#endif
+  }
+  template <int N>
+  VAECONV_DEVICE static void flush(Slot<N>& s, int i, void* lds_dst) {
+    *static_cast<i32x4*>(lds_dst) = s.v[i];
+  }
+  VAECONV_DEVICE static void commit() {}
+  template <int Pending>
+  VAECONV_DEVICE static void wait() {}  // s_waitcnt is inserted where the staged data is used
+
+  // --- Matrix atom: 32x32x16 bf16 ----------------------------------------------------------------
+  struct AtomBf16 {
+    using Layout = layout::Mfma32x32x16Bf16;
+    static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;
+    using bf16x8 = __bf16 __attribute__((ext_vector_type(8)));
+    using i16x4 = short __attribute__((ext_vector_type(4)));
+    struct FragA { i32x4 v; };  // 8 bf16: one 16-byte LDS chunk
+    struct FragB { i32x4 v; };
+    struct FragC { f32x16 v; };
+
+    VAECONV_DEVICE static void load_a(FragA& a, const void* chunk) {
+      a.v = *static_cast<const i32x4*>(chunk);
+    }
+    VAECONV_DEVICE static void load_b(FragB& b, const void* chunk) {
+      b.v = *static_cast<const i32x4*>(chunk);
+    }
+    VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
+#if defined(__gfx950__)
+      c.v = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, a.v),
+                                                    __builtin_bit_cast(bf16x8, b.v), c.v, 0, 0, 0);
+#elif defined(__gfx942__)
+      // Two K=8 instructions on the two halves of the fragment (elements 0..3, then 4..7).
+      using i32x2 = int __attribute__((ext_vector_type(2)));
+      const i32x2 a_lo = {a.v[0], a.v[1]}, a_hi = {a.v[2], a.v[3]};
+      const i32x2 b_lo = {b.v[0], b.v[1]}, b_hi = {b.v[2], b.v[3]};
+      c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(__builtin_bit_cast(i16x4, a_lo),
+                                                     __builtin_bit_cast(i16x4, b_lo), c.v, 0, 0, 0);
+      c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(__builtin_bit_cast(i16x4, a_hi),
+                                                     __builtin_bit_cast(i16x4, b_hi), c.v, 0, 0, 0);
+#else
+      (void)c; (void)a; (void)b;
+#endif
+    }
+  };
+};
+
+}  // namespace vaeconv::arch

@@ -1,0 +1,122 @@
+// vaeconv/arch/nvidia.hpp — the NVIDIA half of the architecture layer (sm_80 and later).
+//
+// The architecture layer is the only target-specific code in vaeconv. It answers three things,
+// with the same names on every target (see cdna.hpp for the AMD half):
+//   * kWaveSize                       lanes that execute one matrix atom together;
+//   * AtomBf16                        a matrix atom: LDS -> fragments -> C += A*B, with its Layout;
+//   * GlobalView / Copy               a 16-byte global -> LDS copy that writes zeros when the
+//                                     source is out of bounds (padding taps, tile tails).
+// Everything else (gather, pipeline, epilogue, dispatch) is shared code.
+#pragma once
+#include <cstdint>
+
+#include "vaeconv/arch/fragment_layouts.hpp"
+#include "vaeconv/core/config.hpp"
+
+namespace vaeconv::arch {
+
+struct Nvidia {
+  static constexpr int kWaveSize = 32;
+  static constexpr const char* kName = "nvidia-sm80+";
+  static constexpr bool kStaticLds = false;  // dynamic shared memory: tiles may exceed 48 KiB
+
+  VAECONV_DEVICE static uint32_t smem_u32(const void* p) {
+#if defined(__CUDA_ARCH__)
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+#else
+    (void)p;
+    return 0;
+#endif
+  }
+
+  // --- Global -> LDS copy with zero fill --------------------------------------------------------
+  // A view is a block-uniform base pointer; loads address it with a 32-bit byte offset (the shared
+  // gather guarantees offsets stay below 2^31 from the base; see kernel/conv_gather.hpp).
+  struct GlobalView {
+    const char* base;
+  };
+  VAECONV_DEVICE static GlobalView make_view(const void* base, uint32_t /*bytes*/) {
+    return {static_cast<const char*>(base)};
+  }
+
+  // cp.async needs no staging registers: the copy lands in LDS by itself.
+  template <int N>
+  struct Slot {};
+
+  // Starts copying 16 bytes from view.base + offset into lds_dst; zeros when !valid (src-size 0
+  // reads nothing, so the address of an invalid lane is replaced by the base to stay harmless).
+  template <int N>
+  VAECONV_DEVICE static void load(Slot<N>&, int, void* lds_dst, GlobalView v, uint32_t offset,
+                                  bool valid) {
+#if defined(__CUDA_ARCH__)
+    const char* src = v.base + (valid ? offset : 0u);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(lds_dst)),
+                 "l"(src), "r"(valid ? 16 : 0));
+#else
+    (void)lds_dst; (void)v; (void)offset; (void)valid;
+#endif
+  }
+  // Moves a slot's staged data to LDS: nothing to do for cp.async.
+  template <int N>
+  VAECONV_DEVICE static void flush(Slot<N>&, int, void*) {}
+
+  VAECONV_DEVICE static void commit() {
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+  }
+  // Waits until at most `Pending` committed groups are still in flight.
+  template <int Pending>
+  VAECONV_DEVICE static void wait() {
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+#endif
+  }
+
+  // --- Matrix atom: m16n16k16 bf16 = two mma.sync.m16n8k16 ---------------------------------------
+  struct AtomBf16 {
+    using Layout = layout::MmaM16N16K16Bf16;
+    static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;
+    struct FragA { uint32_t r[4]; };
+    struct FragB { uint32_t r[4]; };
+    struct FragC { float v[8]; };
+
+    // a_chunk_ptr: the 16-byte LDS chunk this lane points at (Layout::a_lds_row/a_lds_chunk).
+    VAECONV_DEVICE static void load_a(FragA& a, const void* a_chunk_ptr) {
+#if defined(__CUDA_ARCH__)
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                   : "=r"(a.r[0]), "=r"(a.r[1]), "=r"(a.r[2]), "=r"(a.r[3])
+                   : "r"(smem_u32(a_chunk_ptr)));
+#else
+      (void)a; (void)a_chunk_ptr;
+#endif
+    }
+    VAECONV_DEVICE static void load_b(FragB& b, const void* b_chunk_ptr) {
+#if defined(__CUDA_ARCH__)
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                   : "=r"(b.r[0]), "=r"(b.r[1]), "=r"(b.r[2]), "=r"(b.r[3])
+                   : "r"(smem_u32(b_chunk_ptr)));
+#else
+      (void)b; (void)b_chunk_ptr;
+#endif
+    }
+    VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
+#if defined(__CUDA_ARCH__)
+VAECONV_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(c.v[4 * h + 0]), "+f"(c.v[4 * h + 1]), "+f"(c.v[4 * h + 2]),
+              "+f"(c.v[4 * h + 3])
+            : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]),
+              "r"(b.r[2 * h + 1]));
+      }
+#else
+      (void)c; (void)a; (void)b;
+#endif
+    }
+  };
+};
+
+}  // namespace vaeconv::arch

@@ -1,0 +1,170 @@
+// vaeconv/conv/conv_args.hpp — the buffers of one conv call, and everything the kernels refuse.
+//
+// validate_for_kernels() is the contract of every GPU entry point: it returns a Status naming the
+// offending value for null or misaligned pointers, unsupported sizes or dtypes, overlapping
+// buffers and sizes whose products overflow the kernels' index types. make_params() turns an
+// admitted call into the kernel's plain-data parameters. Both are host code, tested on the host.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "vaeconv/conv/conv_desc.hpp"
+#include "vaeconv/conv/packed_weights.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
+
+namespace vaeconv {
+
+// Packed weights that live on the device (see DeviceWeights in api/device_weights.hpp).
+struct WeightsView {
+  const void* data = nullptr;
+  PackedWeightsInfo info;
+};
+
+struct ConvArgs {
+  const void* x = nullptr;         // input, desc.in_strides
+  WeightsView weights;             // packed for this desc
+  const float* bias = nullptr;     // [Cout] fp32, optional
+  const void* residual = nullptr;  // bf16 like the output (desc.out_strides), optional; may be y
+  void* y = nullptr;               // output, desc.out_strides
+};
+
+namespace detail {
+
+// Bytes spanned by an NDHWC tensor with these strides (last element's end).
+inline int64_t tensor_span_bytes(const Strides5& s, int64_t n, int64_t t, int64_t h, int64_t w,
+                                 int64_t c, DType dt) {
+  const int64_t last = (n - 1) * s.n + (t - 1) * s.t + (h - 1) * s.h + (w - 1) * s.w + (c - 1);
+  return (last + 1) * int64_t(size_of(dt));
+}
+
+inline bool ranges_overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+  const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  return pa < pb + uint64_t(b_bytes) && pb < pa + uint64_t(a_bytes);
+}
+
+inline bool aligned(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+
+// The conv kinds' exact geometry: the kernels fold these and nothing else into their gather.
+inline bool is_canonical(const ConvDesc& d) {
+  ConvDesc c;
+  switch (d.kind) {
+    case ConvKind::kCausal3x3x3: c = ConvDesc::causal3x3x3(d.n, d.t, d.h, d.w, d.cin, d.cout); break;
+    case ConvKind::kDownsample: c = ConvDesc::downsample(d.n, d.t, d.h, d.w, d.cin, d.cout); break;
+    case ConvKind::kUpsample: c = ConvDesc::upsample2x(d.n, d.t, d.h, d.w, d.cin, d.cout); break;
+  }
+  return d.kt == c.kt && d.kh == c.kh && d.kw == c.kw && d.stride_t == c.stride_t &&
+         d.stride_h == c.stride_h && d.stride_w == c.stride_w && d.pad.t_front == c.pad.t_front &&
+         d.pad.t_back == c.pad.t_back && d.pad.h_top == c.pad.h_top &&
+         d.pad.h_bottom == c.pad.h_bottom && d.pad.w_left == c.pad.w_left &&
+         d.pad.w_right == c.pad.w_right && d.upsample == c.upsample &&
+         d.upsample_mode == c.upsample_mode;
+}
+
+constexpr int64_t kInt31 = std::numeric_limits<int32_t>::max();
+
+}  // namespace detail
+
+inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
+  using detail::invalid;
+  using detail::overflow;
+  using detail::unsupported;
+  VAECONV_RETURN_IF_ERROR(d.validate());
+  const std::string what = " (" + d.to_string() + ")";
+  if (!detail::is_canonical(d))
+    return unsupported("the kernels run the three VAE conv kinds exactly as their ConvDesc "
+                       "factories define them (taps, stride, pad, upsample)" + what);
+  if (d.in_dtype != DType::kBF16 || d.out_dtype != DType::kBF16)
+    return unsupported("only bf16 operands and bf16 output are implemented" + what);
+
+  // Pointers.
+  if (a.x == nullptr) return invalid("input pointer x is null");
+  if (a.y == nullptr) return invalid("output pointer y is null");
+  if (a.weights.data == nullptr) return invalid("packed weights pointer is null");
+  if (!detail::aligned(a.x, 16) || !detail::aligned(a.y, 16) ||
+      !detail::aligned(a.weights.data, 16) || (a.residual && !detail::aligned(a.residual, 16)))
+    return Status(StatusCode::kMisaligned, "x, y, residual and weights must be 16-byte aligned");
+  if (a.bias && !detail::aligned(a.bias, 4))
+    return Status(StatusCode::kMisaligned, "bias must be 4-byte aligned");
+  // Vector (16-byte) access needs every pixel to start on a 16-byte boundary.
+  if (d.cin % 8 == 0 && (d.in_strides.n % 8 || d.in_strides.t % 8 || d.in_strides.h % 8 ||
+                         d.in_strides.w % 8))
+    return Status(StatusCode::kMisaligned,
+                  "input strides must be multiples of 8 elements when Cin % 8 == 0" + what);
+  if (d.cout % 8 == 0 && (d.out_strides.n % 8 || d.out_strides.t % 8 || d.out_strides.h % 8 ||
+                          d.out_strides.w % 8))
+    return Status(StatusCode::kMisaligned,
+                  "output strides must be multiples of 8 elements when Cout % 8 == 0" + what);
+
+  // Weights must be the packing of this conv.
+  PackedWeightsInfo want;
+  VAECONV_RETURN_IF_ERROR(packed_info_for(d, &want));
+  const PackedWeightsInfo& got = a.weights.info;
+  if (got.kind != want.kind || got.dtype != want.dtype || got.cout != want.cout ||
+      got.cin != want.cin || got.taps_t != want.taps_t || got.kt_base != want.kt_base ||
+      got.k != want.k || got.k_pad != want.k_pad)
+    return invalid("the packed weights were packed for another conv (Cout " +
+                   std::to_string(got.cout) + ", Cin " + std::to_string(got.cin) + ", time taps " +
+                   std::to_string(got.taps_t) + "; this conv needs Cout " +
+                   std::to_string(want.cout) + ", Cin " + std::to_string(want.cin) +
+                   ", time taps " + std::to_string(want.taps_t) + ")");
+
+  // Index widths: 64-bit frame bases, 32-bit offsets inside a frame's view.
+  const int64_t esz = 2;
+  if (d.out_h() * d.out_w() > detail::kInt31) return overflow("an output frame has > 2^31 pixels" + what);
+  if (d.n * d.out_t() > 65535) return overflow("N * T_out must be <= 65535 (grid y)" + what);
+  if (int64_t(want.taps_t) * d.in_strides.t * esz > detail::kInt31 ||
+      d.in_strides.h * d.h * esz > detail::kInt31)
+    return overflow("one input frame's view exceeds 2^31 bytes" + what);
+  if (d.out_strides.h * d.out_h() > detail::kInt31 || d.out_strides.w * d.out_w() > detail::kInt31)
+    return overflow("one output frame exceeds 2^31 elements" + what);
+  if (want.bytes() > detail::kInt31) return overflow("packed weights exceed 2^31 bytes" + what);
+  if (d.up_h() > (1 << 29) || d.up_w() > (1 << 29)) return overflow("H or W too large" + what);
+
+  // Overlap: the output may be the residual (in-place add, same strides) but nothing else.
+  const int64_t x_bytes = detail::tensor_span_bytes(d.in_strides, d.n, d.t, d.h, d.w, d.cin, d.in_dtype);
+  const int64_t y_bytes = detail::tensor_span_bytes(d.out_strides, d.n, d.out_t(), d.out_h(),
+                                                    d.out_w(), d.cout, d.out_dtype);
+  if (detail::ranges_overlap(a.y, y_bytes, a.x, x_bytes))
+    return Status(StatusCode::kOverlap, "output y overlaps input x");
+  if (detail::ranges_overlap(a.y, y_bytes, a.weights.data, got.bytes()))
+    return Status(StatusCode::kOverlap, "output y overlaps the packed weights");
+  if (a.bias && detail::ranges_overlap(a.y, y_bytes, a.bias, d.cout * 4))
+    return Status(StatusCode::kOverlap, "output y overlaps bias");
+  if (a.residual && a.residual != a.y && detail::ranges_overlap(a.y, y_bytes, a.residual, y_bytes))
+    return Status(StatusCode::kOverlap,
+                  "residual partially overlaps output y (only residual == y is allowed)");
+  return Status::Ok();
+}
+
+// Kernel parameters of an admitted call; bm/bn are the chosen tile's block sizes.
+inline kernel::ConvParams make_params(const ConvDesc& d, const ConvArgs& a, int bm, int bn) {
+  kernel::ConvParams p;
+  p.x = a.x;
+  p.w = a.weights.data;
+  p.bias = a.bias;
+  p.residual = a.residual;
+  p.y = a.y;
+  p.h = int(d.h); p.w_ = int(d.w); p.t = int(d.t);
+  p.cin = int(d.cin); p.cout = int(d.cout);
+  p.ho = int(d.out_h()); p.wo = int(d.out_w()); p.to = int(d.out_t());
+  p.frame_pixels = p.ho * p.wo;
+  p.in_sn = d.in_strides.n; p.in_st = d.in_strides.t;
+  p.in_sh = int(d.in_strides.h); p.in_sw = int(d.in_strides.w);
+  p.out_sn = d.out_strides.n; p.out_st = d.out_strides.t;
+  p.out_sh = int(d.out_strides.h); p.out_sw = int(d.out_strides.w);
+  p.k = int(a.weights.info.k);
+  p.k_pad = int(a.weights.info.k_pad);
+  p.taps_t = a.weights.info.taps_t;
+  p.kt_base = a.weights.info.kt_base;
+  p.pad_t = d.pad.t_front;
+  p.m_blocks = int((p.frame_pixels + bm - 1) / bm);
+  p.n_tiles = int((d.cout + bn - 1) / bn);
+  // A frame's view reaches taps_t time slices (fewer at the end of the tensor).
+  const int64_t view = int64_t(p.taps_t) * d.in_strides.t * 2;
+  p.x_view_bytes = uint32_t(view < detail::kInt31 ? view : detail::kInt31);
+  p.w_view_bytes = uint32_t(a.weights.info.bytes());
+  return p;
+}
+
+}  // namespace vaeconv

@@ -1,0 +1,107 @@
+// vaeconv/conv/packed_weights.hpp — weights in the layout the kernels read, packed once.
+//
+// PyTorch stores conv weights [Cout][Cin][kt][kh][kw] (Conv3d) or [Cout][Cin][kh][kw] (Conv2d).
+// The kernels read B^T of the implicit GEMM: row n = output channel, K = ((kt*3 + kh)*3 + kw)*Cin + c
+// (channels innermost, like the activations), each row zero-padded to k_pad = round_up(K, 64) so
+// every K tile of every shipped BK is in bounds.
+//
+// Causal 3x3x3 weights: for T = 1 the causal time pad (2, 0) leaves only slice kt = 2 facing real
+// data, so a T = 1 packing keeps that slice alone (9 taps: the 2D conv); a T > 1 packing keeps all
+// 27 taps. The packing records which, and the launch refuses a mismatch.
+//
+// Packing is a host function on an explicit object: nothing is cached behind a pointer.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "vaeconv/conv/conv_desc.hpp"
+#include "vaeconv/core/numerics_bf16.hpp"
+
+namespace vaeconv {
+
+inline constexpr int64_t kPackK = 64;  // packed K is a multiple of this
+
+struct PackedWeightsInfo {
+  ConvKind kind = ConvKind::kCausal3x3x3;
+  DType dtype = DType::kBF16;
+  int64_t cout = 0, cin = 0;
+  int taps_t = 1;    // time taps packed: 1 (T = 1 slice, or a 2D conv) or 3
+  int kt_base = 0;   // first packed time tap: 2 for the causal T = 1 slice
+  int64_t k = 0;     // taps_t * 9 * cin
+  int64_t k_pad = 0; // row stride in elements
+  int64_t bytes() const { return cout * k_pad * int64_t(size_of(dtype)); }
+};
+
+struct PackedWeightsHost {
+  PackedWeightsInfo info;
+  std::vector<uint16_t> data;  // bf16 bits, [cout][k_pad]
+};
+
+namespace detail {
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+}  // namespace detail
+
+// The packing a conv needs (independent of the weight values).
+inline Status packed_info_for(const ConvDesc& d, PackedWeightsInfo* info) {
+  VAECONV_RETURN_IF_ERROR(d.validate());
+  if (d.kh != 3 || d.kw != 3)
+    return Status(StatusCode::kUnsupported, "packing needs 3x3 spatial taps: " + d.to_string());
+  PackedWeightsInfo i;
+  i.kind = d.kind;
+  i.dtype = d.weight_dtype;
+  i.cout = d.cout;
+  i.cin = d.cin;
+  if (d.kind == ConvKind::kCausal3x3x3) {
+    if (d.kt != 3) return Status(StatusCode::kUnsupported, "causal conv needs kt = 3");
+    i.taps_t = d.t == 1 ? 1 : 3;
+    i.kt_base = d.t == 1 ? 2 : 0;
+  } else {
+    if (d.kt != 1) return Status(StatusCode::kUnsupported, "2D convs need kt = 1");
+    i.taps_t = 1;
+    i.kt_base = 0;
+  }
+  i.k = int64_t(i.taps_t) * 9 * d.cin;
+  i.k_pad = detail::round_up(i.k, kPackK);
+  *info = i;
+  return Status::Ok();
+}
+
+// Packs PyTorch-layout weights given as floats (already bf16-representable or not: they are
+// rounded to bf16 here). `w` is [Cout][Cin][3][3][3] for the causal conv, [Cout][Cin][3][3] else.
+inline Status pack_weights_bf16(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
+  if (w == nullptr || out == nullptr)
+    return Status(StatusCode::kInvalidArgument, "pack_weights_bf16: null pointer");
+  if (d.weight_dtype != DType::kBF16)
+    return Status(StatusCode::kUnsupported, "pack_weights_bf16: the conv's weights are not bf16");
+  PackedWeightsInfo info;
+  VAECONV_RETURN_IF_ERROR(packed_info_for(d, &info));
+  const int src_kt = d.kind == ConvKind::kCausal3x3x3 ? 3 : 1;
+  out->info = info;
+  out->data.assign(size_t(info.cout * info.k_pad), uint16_t(0));
+  for (int64_t co = 0; co < info.cout; ++co)
+    for (int kt = 0; kt < info.taps_t; ++kt)
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw)
+          for (int64_t ci = 0; ci < info.cin; ++ci) {
+            const int64_t src = (((co * info.cin + ci) * src_kt + (info.kt_base + kt)) * 3 + kh) * 3 + kw;
+            const int64_t k = ((int64_t(kt) * 3 + kh) * 3 + kw) * info.cin + ci;
+            out->data[size_t(co * info.k_pad + k)] = float_to_bf16(w[src]);
+          }
+  return Status::Ok();
+}
+
+// The same from bf16 bits (what a bf16 PyTorch tensor holds).
+inline Status pack_weights_bf16(const ConvDesc& d, const uint16_t* w_bits, int64_t count,
+                                PackedWeightsHost* out) {
+  if (w_bits == nullptr) return Status(StatusCode::kInvalidArgument, "pack_weights_bf16: null");
+  const int64_t expect = d.cout * d.cin * (d.kind == ConvKind::kCausal3x3x3 ? 27 : 9);
+  if (count != expect)
+    return Status(StatusCode::kInvalidArgument,
+                  "pack_weights_bf16: got " + std::to_string(count) + " weights, expected " +
+                      std::to_string(expect));
+  std::vector<float> f(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) f[size_t(i)] = bf16_to_float(w_bits[i]);
+  return pack_weights_bf16(d, f.data(), out);
+}
+
+}  // namespace vaeconv

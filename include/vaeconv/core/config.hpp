@@ -1,0 +1,39 @@
+// vaeconv/core/config.hpp — compiler and backend detection shared by every header.
+//
+// The same headers are compiled three ways:
+//   * by a plain C++ compiler (host tests, the CPU reference, weight packing): no device code;
+//   * by clang/hipcc for AMD (HIP), where __HIP_DEVICE_COMPILE__ marks the device passes;
+//   * by nvcc for NVIDIA (CUDA), where __CUDA_ARCH__ marks the device passes.
+// VAECONV_HD marks functions usable on both sides (numerics, index helpers).
+#pragma once
+
+#if defined(__HIPCC__) || defined(__HIP__)
+#define VAECONV_BACKEND_HIP 1
+#elif defined(__CUDACC__)
+#define VAECONV_BACKEND_CUDA 1
+#endif
+
+#if defined(VAECONV_BACKEND_HIP) || defined(VAECONV_BACKEND_CUDA)
+#define VAECONV_HD __host__ __device__
+#define VAECONV_DEVICE __device__
+#define VAECONV_GPU_COMPILER 1
+#else
+#define VAECONV_HD
+#define VAECONV_DEVICE
+#endif
+
+// Loop unrolling hint: clang (both HIP passes) and nvcc's device pass honour it; the host
+// compiler behind nvcc, and plain host builds, would warn about it.
+#if defined(VAECONV_BACKEND_HIP) || defined(__CUDA_ARCH__)
+#define VAECONV_UNROLL _Pragma("unroll")
+#else
+#define VAECONV_UNROLL
+#endif
+
+#if (defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
+#define VAECONV_DEVICE_PASS 1
+#endif
+
+#define VAECONV_VERSION_MAJOR 0
+#define VAECONV_VERSION_MINOR 1
+#define VAECONV_VERSION_PATCH 0

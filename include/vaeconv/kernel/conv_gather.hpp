@@ -1,0 +1,144 @@
+// vaeconv/kernel/conv_gather.hpp — the implicit-GEMM gather: which input element is A[m][k].
+//
+// A[m][k] of the conv GEMM is the input element that output pixel m multiplies with packed weight
+// column k = ((kt * 3 + kh) * 3 + kw) * Cin + c. With the pad, stride and upsample of a Geometry:
+//
+//   it   = ot + kt_base + kt - pad_t                  (causal: time taps look back only)
+//   ih_u = oh * Stride + kh - Pad,  ih = ih_u / Up    (ih_u indexes the upsampled, padded frame)
+//   iw_u = ow * Stride + kw - Pad,  iw = iw_u / Up
+//   valid when 0 <= it < T, 0 <= ih_u < H * Up, 0 <= iw_u < W * Up, k < K, m inside the frame
+//
+// The three VAE convs are three Geometries: causal (1, 1, 1), downsample (2, 0, 1) — ZeroPad2d
+// (0,1,0,1) needs no term, its zeros are the ih_u >= H taps — and upsample (1, 1, 2). Nothing is
+// ever padded or upsampled in memory.
+//
+// Like CUTLASS's analytic conv iterator, the gather reads as the math: at(i) is the byte offset of
+// row i's element, valid(i) says whether it exists, advance() moves K by one block tile. A thread
+// owns one 16-byte chunk column (8 consecutive k, never straddling a tap since Cin % 8 == 0) and
+// kRows rows; per-row state is decoded once per block.
+#pragma once
+#include <cstdint>
+
+#include "vaeconv/core/config.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
+
+namespace vaeconv::kernel {
+
+template <int Stride_, int Pad_, int Up_>
+struct Geometry {
+  static constexpr int kStride = Stride_, kPad = Pad_, kUp = Up_;
+  static_assert(kUp == 1 || kUp == 2, "nearest-exact x2 is the only upsample");
+};
+using CausalGeometry = Geometry<1, 1, 1>;
+using DownsampleGeometry = Geometry<2, 0, 1>;
+using UpsampleGeometry = Geometry<1, 1, 2>;
+
+// Block-level coordinates: which frame, which pixels, which output channels.
+struct BlockCoord {
+  int n, ot;       // frame
+  int m0;          // first pixel of the block inside the frame
+  int n0;          // first output channel
+  int it_lo;       // first input time slice the block can touch (the input view's base)
+};
+
+VAECONV_HD inline BlockCoord block_coord(const ConvParams& p, int block_x, int block_y, int bm,
+                                         int bn) {
+  BlockCoord b;
+  b.n = block_y / p.to;
+  b.ot = block_y % p.to;
+  b.n0 = (block_x % p.n_tiles) * bn;
+  b.m0 = (block_x / p.n_tiles) * bm;
+  const int it0 = b.ot + p.kt_base - p.pad_t;
+  b.it_lo = it0 < 0 ? 0 : it0;
+  return b;
+}
+
+// Base of the block's input view: the first time slice its taps can reach, in 64 bits.
+VAECONV_HD inline int64_t input_view_offset(const ConvParams& p, const BlockCoord& b) {
+  return int64_t(b.n) * p.in_sn + int64_t(b.it_lo) * p.in_st;
+}
+
+template <class Geo, int kRows, int kRowStep, int BK>
+struct ConvGather {
+  // Per-row state (decoded once per block).
+  int ih0[kRows], iw0[kRows];  // oh * Stride - Pad, ow * Stride - Pad (upsampled coordinates)
+  bool row_ok[kRows];
+  // Per-chunk state (the thread's K position).
+  int c, kw, kh, kt;
+  int k;
+  // Frame constants.
+  int it_rel0;                 // ot + kt_base - pad_t - it_lo: time offset of tap kt = 0
+  int h_up, w_up, t_rel_end;   // bounds in the view's coordinates
+
+  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      const int m = b.m0 + row0 + i * kRowStep;
+      row_ok[i] = m < p.frame_pixels;
+      const int oh = m / p.wo, ow = m % p.wo;
+      ih0[i] = oh * Geo::kStride - Geo::kPad;
+      iw0[i] = ow * Geo::kStride - Geo::kPad;
+    }
+    k = chunk * 8;
+    c = k;
+    kw = kh = kt = 0;
+    normalize(p.cin);
+    it_rel0 = b.ot + p.kt_base - p.pad_t - b.it_lo;
+    h_up = p.h * Geo::kUp;
+    w_up = p.w_ * Geo::kUp;
+    t_rel_end = p.t - b.it_lo;
+  }
+
+  // Carries channel overflow into the tap counters (kw fastest, then kh, then kt).
+  VAECONV_HD void normalize(int cin) {
+    while (c >= cin) {
+      c -= cin;
+      if (++kw == 3) {
+        kw = 0;
+        if (++kh == 3) {
+          kh = 0;
+          ++kt;
+        }
+      }
+    }
+  }
+
+  VAECONV_HD void advance(int cin) {
+    k += BK;
+    c += BK;
+    normalize(cin);
+  }
+
+  VAECONV_HD bool valid(const ConvParams& p, int i) const {
+    const int ih_u = ih0[i] + kh, iw_u = iw0[i] + kw, it = it_rel0 + kt;
+    return row_ok[i] && k < p.k && unsigned(ih_u) < unsigned(h_up) &&
+           unsigned(iw_u) < unsigned(w_up) && unsigned(it) < unsigned(t_rel_end);
+  }
+
+  // Byte offset of row i's 16-byte chunk from the block's input view (meaningful when valid).
+  VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
+    const int ih = (ih0[i] + kh) / Geo::kUp, iw = (iw0[i] + kw) / Geo::kUp;
+    const uint32_t e = uint32_t(it_rel0 + kt) * uint32_t(p.in_st) + uint32_t(ih * p.in_sh) +
+                       uint32_t(iw * p.in_sw) + uint32_t(c);
+    return e * 2u;
+  }
+};
+
+// The B operand: packed weights [Cout][k_pad], row n, 16-byte chunk column at k.
+template <int kRows, int kRowStep, int BK>
+struct WeightGather {
+  int n[kRows];
+  int k;
+  VAECONV_HD void init(const BlockCoord& b, int row0, int chunk) {
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) n[i] = b.n0 + row0 + i * kRowStep;
+    k = chunk * 8;
+  }
+  VAECONV_HD void advance() { k += BK; }
+  VAECONV_HD bool valid(const ConvParams& p, int i) const { return n[i] < p.cout; }
+  VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
+    return (uint32_t(n[i]) * uint32_t(p.k_pad) + uint32_t(k)) * 2u;
+  }
+};
+
+}  // namespace vaeconv::kernel

@@ -1,0 +1,40 @@
+// vaeconv/kernel/conv_params.hpp — the plain-data view of one conv launch, built on the host.
+//
+// Index widths: a block never leaves one output frame (n, t), so everything inside a frame is
+// addressed with 32-bit offsets from a frame base that is formed in 64 bits. validate_for_kernels()
+// guarantees the frame-local spans fit: that is how tensors past 2^31 elements stay correct.
+#pragma once
+#include <cstdint>
+
+namespace vaeconv::kernel {
+
+struct ConvParams {
+  const void* x = nullptr;        // input  [N, T, H, W, Cin]   (in_* strides, elements)
+  const void* w = nullptr;        // packed weights [Cout][k_pad], K = (kt, kh, kw, cin)
+  const float* bias = nullptr;    // [Cout] or null
+  const void* residual = nullptr; // like y, or null
+  void* y = nullptr;              // output [N, To, Ho, Wo, Cout] (out_* strides, elements)
+
+  int h = 0, w_ = 0, t = 0;       // input sizes (source sizes for the upsample conv)
+  int cin = 0, cout = 0;
+  int ho = 0, wo = 0, to = 0;
+  int frame_pixels = 0;           // ho * wo: the M extent of one frame
+
+  int64_t in_sn = 0, in_st = 0;   // 64-bit: frame bases
+  int in_sh = 0, in_sw = 0;       // 32-bit: offsets inside a frame
+  int64_t out_sn = 0, out_st = 0;
+  int out_sh = 0, out_sw = 0;
+
+  int k = 0;                      // GEMM K = taps * cin
+  int k_pad = 0;                  // packed weight row stride (multiple of 64)
+  int taps_t = 1;                 // time taps in the packed weights (1, or 3 for T > 1 causal)
+  int kt_base = 0;                // time tap of the first packed slice (2 for the T = 1 slice)
+  int pad_t = 0;                  // time padding in front (2 for causal, 0 otherwise)
+
+  int m_blocks = 0;               // blocks along one frame's pixels
+  int n_tiles = 0;                // blocks along Cout
+  uint32_t x_view_bytes = 0;      // bytes addressable from a frame's input base
+  uint32_t w_view_bytes = 0;      // bytes of the packed weights
+};
+
+}  // namespace vaeconv::kernel

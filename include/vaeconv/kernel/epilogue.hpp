@@ -1,0 +1,117 @@
+// vaeconv/kernel/epilogue.hpp — accumulators to NHWC bf16: + bias, + residual, one rounding.
+//
+//   y[m][n] = bf16( acc[m][n] + bias[n] + residual[m][n] )      (all in fp32, rounded once)
+//
+// The accumulators sit in the atom's C layout (lane-scattered), which would make each lane write
+// isolated 4-byte pieces. So the tile is staged through LDS in column slabs (fp32, rows padded by
+// 4 floats against bank conflicts), and then every thread writes 16-byte runs of one output row:
+// a coalesced NHWC store, the residual read with the same pattern. Cout not divisible by 8 (the
+// VAE's last layer, Cout = 3) takes an element-wise path.
+#pragma once
+#include <cstdint>
+
+#include "vaeconv/core/config.hpp"
+#include "vaeconv/core/numerics_bf16.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
+
+namespace vaeconv::kernel {
+
+template <class Policy>
+struct EpilogueShape {
+  static constexpr int kPadFloats = 4;
+  // The widest column slab (BN, BN/2, ...) whose fp32 staging fits the pipeline's LDS.
+  static constexpr int slab_cols() {
+    int cols = Policy::BN;
+    while (cols > 8 && Policy::BM * (cols + kPadFloats) * 4 > Policy::kPipelineBytes) cols /= 2;
+    return cols;
+  }
+  static constexpr int kSlabCols = slab_cols();
+  static constexpr int kSlabs = Policy::BN / kSlabCols;
+  static constexpr int kRowFloats = kSlabCols + kPadFloats;
+  static constexpr int kBytes = Policy::BM * kRowFloats * 4;
+  static_assert(Policy::BN % kSlabCols == 0, "slabs tile BN");
+};
+
+template <class Policy>
+struct Epilogue {
+  using Shape = EpilogueShape<Policy>;
+  using Atom = typename Policy::AtomT;
+  using Layout = typename Atom::Layout;
+
+  // acc[i][j]: the warp's atoms; (wm0, wn0): the warp tile's origin in the block tile.
+  template <class FragC>
+  VAECONV_DEVICE static void run(const ConvParams& p, const BlockCoord& b,
+                                 FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int wm0, int wn0,
+                                 int lane, float* stage) {
+    const int tid = threadIdx.x;
+    uint16_t* y = static_cast<uint16_t*>(p.y);
+    const uint16_t* res = static_cast<const uint16_t*>(p.residual);
+    const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;
+    const bool vector_ok = (p.cout % 8) == 0;
+
+VAECONV_UNROLL
+    for (int s = 0; s < Shape::kSlabs; ++s) {
+      const int col0 = s * Shape::kSlabCols;
+      // 1. Scatter this warp's accumulators that fall in the slab.
+VAECONV_UNROLL
+      for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+        for (int j = 0; j < Policy::kAtomsN; ++j) {
+          const int atom_col = wn0 + j * Atom::kN;
+          if (atom_col + Atom::kN <= col0 || atom_col >= col0 + Shape::kSlabCols) continue;
+VAECONV_UNROLL
+          for (int r = 0; r < Layout::kCElems; ++r) {
+            const int row = wm0 + i * Atom::kM + Layout::c_row(lane, r);
+            const int col = atom_col + Layout::c_col(lane, r) - col0;
+            stage[row * Shape::kRowFloats + col] = acc[i][j].v[r];
+          }
+        }
+      __syncthreads();
+      // 2. Each thread writes 8 consecutive channels of one pixel per step.
+      constexpr int kChunksPerRow = Shape::kSlabCols / 8;
+      for (int idx = tid; idx < Policy::BM * kChunksPerRow; idx += Policy::kThreads) {
+        const int row = idx / kChunksPerRow, cc = (idx % kChunksPerRow) * 8;
+        const int m = b.m0 + row;
+        const int n = b.n0 + col0 + cc;
+        if (m >= p.frame_pixels || n >= p.cout) continue;
+        const int oh = m / p.wo, ow = m % p.wo;
+        const int64_t off = frame_out + int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw + n;
+        const float* src = stage + row * Shape::kRowFloats + cc;
+        float v[8];
+VAECONV_UNROLL
+        for (int e = 0; e < 8; ++e) v[e] = src[e];
+        if (vector_ok) {
+          if (p.bias) {
+VAECONV_UNROLL
+            for (int e = 0; e < 8; ++e) v[e] += p.bias[n + e];
+          }
+          if (res) {
+            const uint4 r4 = *reinterpret_cast<const uint4*>(res + off);
+            const uint32_t rw[4] = {r4.x, r4.y, r4.z, r4.w};
+VAECONV_UNROLL
+            for (int e = 0; e < 8; ++e)
+              v[e] += bf16_to_float(uint16_t(rw[e / 2] >> (16 * (e % 2))));
+          }
+          uint32_t ow4[4];
+VAECONV_UNROLL
+          for (int e = 0; e < 4; ++e)
+            ow4[e] = uint32_t(float_to_bf16(v[2 * e])) |
+                     (uint32_t(float_to_bf16(v[2 * e + 1])) << 16);
+          *reinterpret_cast<uint4*>(y + off) = make_uint4(ow4[0], ow4[1], ow4[2], ow4[3]);
+        } else {
+          const int ne = p.cout - n < 8 ? p.cout - n : 8;
+          for (int e = 0; e < ne; ++e) {
+            float o = v[e];
+            if (p.bias) o += p.bias[n + e];
+            if (res) o += bf16_to_float(res[off + e]);
+            y[off + e] = float_to_bf16(o);
+          }
+        }
+      }
+      __syncthreads();
+    }
+  }
+};
+
+}  // namespace vaeconv::kernel

@@ -1,0 +1,56 @@
+// vaeconv/kernel/tile_policy.hpp — the tile vocabulary of the conv kernel.
+//
+//   block tile  BM x BN x BK   one workgroup: BM output pixels x BN output channels, K in steps of BK
+//   warp tile   WTM x WTN      one wave/warp: (BM / kWarpsM) x (BN / kWarpsN)
+//   atom        kM x kN x kK   one matrix instruction (arch layer), repeated kAtomsM x kAtomsN
+//   stages      kStages        LDS buffers of the K pipeline (2 = double buffering)
+//
+// A TilePolicy is a compile-time value; the shipped configurations are the few listed in
+// kernels/tile_table.hpp, not a zoo.
+#pragma once
+
+namespace vaeconv::kernel {
+
+template <int BM_, int BN_, int BK_, int WarpsM_, int WarpsN_, int Stages_>
+struct TileShape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr int kWarpsM = WarpsM_, kWarpsN = WarpsN_, kWarps = WarpsM_ * WarpsN_;
+  static constexpr int kStages = Stages_;
+  static constexpr int WTM = BM / kWarpsM, WTN = BN / kWarpsN;
+  static constexpr int kChunkElems = 8;                 // 16 bytes of bf16
+  static constexpr int kChunksK = BK / kChunkElems;     // 16-byte chunks per LDS row
+  static_assert(BM % kWarpsM == 0 && BN % kWarpsN == 0, "warps must divide the block tile");
+  static_assert(BK % 16 == 0 && BK <= 64, "BK is 16, 32 or 64 (packed K is padded to 64)");
+  static_assert(kStages >= 2, "at least double buffering");
+};
+
+// A tile shape bound to an architecture's atom and wave size.
+template <class Shape, class Arch, class Atom>
+struct TilePolicy : Shape {
+  using ArchT = Arch;
+  using AtomT = Atom;
+  static constexpr int kWaveSize = Arch::kWaveSize;
+  static constexpr int kThreads = Shape::kWarps * kWaveSize;
+  static constexpr int kAtomsM = Shape::WTM / Atom::kM;
+  static constexpr int kAtomsN = Shape::WTN / Atom::kN;
+  static constexpr int kAtomsK = Shape::BK / Atom::kK;
+  static_assert(Shape::WTM % Atom::kM == 0 && Shape::WTN % Atom::kN == 0, "atoms tile the warp");
+  static_assert(Shape::BK % Atom::kK == 0, "atoms tile BK");
+
+  // Each thread copies whole 16-byte chunks; rows are spread over the block.
+  static constexpr int kRowsPerPassA = kThreads / Shape::kChunksK;
+  static constexpr int kRowsPerThreadA = Shape::BM / kRowsPerPassA;
+  // B may have fewer rows than one pass covers (narrow Cout tiles): then the surplus threads
+  // copy nothing (kGuardB).
+  static constexpr int kRowsPerThreadB = (Shape::BN + kRowsPerPassA - 1) / kRowsPerPassA;
+  static constexpr bool kGuardB = Shape::BN % kRowsPerPassA != 0;
+  static_assert(kThreads % Shape::kChunksK == 0, "threads cover whole rows");
+  static_assert(Shape::BM % kRowsPerPassA == 0, "A rows split evenly over the threads");
+
+  static constexpr int kTileBytesA = Shape::BM * Shape::BK * 2;
+  static constexpr int kTileBytesB = Shape::BN * Shape::BK * 2;
+  static constexpr int kStageBytes = kTileBytesA + kTileBytesB;
+  static constexpr int kPipelineBytes = kStageBytes * Shape::kStages;
+};
+
+}  // namespace vaeconv::kernel

@@ -1,0 +1,87 @@
+// vaeconv_c.cpp — the C ABI (vaeconv_c.h) over the C++ API.
+#include "vaeconv_c.h"
+
+#include <cstring>
+#include <new>
+
+#include "vaeconv/api/device_weights.hpp"
+#include "vaeconv_kernels.hpp"
+
+struct vaeconv_weights {
+  vaeconv::DeviceWeights device;
+};
+
+namespace {
+
+int report(const vaeconv::Status& s, char* msg, size_t len) {
+  if (msg && len > 0) {
+    const std::string text = s.to_string();
+    const size_t n = text.size() < len - 1 ? text.size() : len - 1;
+    std::memcpy(msg, text.data(), n);
+    msg[n] = '\0';
+  }
+  return static_cast<int>(s.code());
+}
+
+vaeconv::Status to_desc(const vaeconv_conv_shape* s, vaeconv::ConvDesc* d) {
+  using vaeconv::ConvDesc;
+  if (s == nullptr) return {vaeconv::StatusCode::kInvalidArgument, "shape is null"};
+  switch (s->kind) {
+    case VAECONV_CAUSAL_3X3X3: *d = ConvDesc::causal3x3x3(s->n, s->t, s->h, s->w, s->cin, s->cout); break;
+    case VAECONV_DOWNSAMPLE: *d = ConvDesc::downsample(s->n, s->t, s->h, s->w, s->cin, s->cout); break;
+    case VAECONV_UPSAMPLE: *d = ConvDesc::upsample2x(s->n, s->t, s->h, s->w, s->cin, s->cout); break;
+    default:
+      return {vaeconv::StatusCode::kInvalidArgument, "unknown conv kind " + std::to_string(s->kind)};
+  }
+  return d->validate();
+}
+
+}  // namespace
+
+extern "C" int vaeconv_weights_create_bf16(const vaeconv_conv_shape* shape, const uint16_t* weights,
+                                           int64_t count, void* stream, vaeconv_weights** out,
+                                           char* msg, size_t msg_len) {
+  if (out == nullptr)
+    return report({vaeconv::StatusCode::kInvalidArgument, "out is null"}, msg, msg_len);
+  *out = nullptr;
+  vaeconv::ConvDesc d;
+  vaeconv::Status s = to_desc(shape, &d);
+  if (!s.ok()) return report(s, msg, msg_len);
+  vaeconv::PackedWeightsHost host;
+  s = vaeconv::pack_weights_bf16(d, weights, count, &host);
+  if (!s.ok()) return report(s, msg, msg_len);
+  auto* w = new (std::nothrow) vaeconv_weights;
+  if (w == nullptr) return report({vaeconv::StatusCode::kRuntimeError, "out of host memory"}, msg, msg_len);
+  s = w->device.upload(host, static_cast<hipStream_t>(stream));
+  if (!s.ok()) {
+    delete w;
+    return report(s, msg, msg_len);
+  }
+  *out = w;
+  return report(s, msg, msg_len);
+}
+
+extern "C" void vaeconv_weights_destroy(vaeconv_weights* weights) { delete weights; }
+
+extern "C" int vaeconv_conv_bf16(const vaeconv_conv_shape* shape, const void* x,
+                                 const vaeconv_weights* weights, const float* bias,
+                                 const void* residual, void* y, void* stream, char* msg,
+                                 size_t msg_len) {
+  vaeconv::ConvDesc d;
+  vaeconv::Status s = to_desc(shape, &d);
+  if (!s.ok()) return report(s, msg, msg_len);
+  if (weights == nullptr)
+    return report({vaeconv::StatusCode::kInvalidArgument, "weights is null"}, msg, msg_len);
+  const vaeconv::ConvArgs args{x, weights->device.view(), bias, residual, y};
+  return report(vaeconv::precompiled::conv_forward(d, args, stream), msg, msg_len);
+}
+
+extern "C" const char* vaeconv_version(void) { return "0.1.0"; }
+
+extern "C" const char* vaeconv_backend(void) {
+#if defined(VAECONV_BACKEND_HIP)
+  return "hip";
+#else
+  return "cuda";
+#endif
+}

@@ -1,0 +1,59 @@
+/* vaeconv_c.h — the C ABI of libvaeconv_kernels, for engines that do not compile templates.
+ *
+ * Tensors are dense NDHWC (N, T, H, W, C) bf16 on the device; bias is fp32 [Cout]. Every call
+ * returns a vaeconv_status_code and, when `msg` is not NULL, writes a NUL-terminated message.
+ * Weights are packed and uploaded once (vaeconv_weights_create_bf16); calls never allocate,
+ * never synchronize, and may run concurrently from several host threads.
+ */
+#ifndef VAECONV_C_H_
+#define VAECONV_C_H_
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  VAECONV_OK = 0,
+  VAECONV_INVALID_ARGUMENT = 1,
+  VAECONV_UNSUPPORTED = 2,
+  VAECONV_MISALIGNED = 3,
+  VAECONV_OVERLAP = 4,
+  VAECONV_OVERFLOW = 5,
+  VAECONV_RUNTIME_ERROR = 6
+} vaeconv_status_code;
+
+typedef enum {
+  VAECONV_CAUSAL_3X3X3 = 0, /* QwenImageCausalConv3d; T = 1 runs the kt = 2 weight slice */
+  VAECONV_DOWNSAMPLE = 1,   /* ZeroPad2d((0,1,0,1)) + 3x3 stride 2, pad folded into the loader */
+  VAECONV_UPSAMPLE = 2      /* nearest-exact x2 + 3x3 pad 1; h, w are the source sizes */
+} vaeconv_conv_kind;
+
+typedef struct {
+  int32_t kind; /* vaeconv_conv_kind */
+  int64_t n, t, h, w, cin, cout;
+} vaeconv_conv_shape;
+
+typedef struct vaeconv_weights vaeconv_weights; /* opaque: packed weights on the device */
+
+/* Packs PyTorch-layout bf16 weights ([Cout][Cin][3][3][3] causal, [Cout][Cin][3][3] otherwise,
+ * `count` elements, host memory) for `shape` and uploads them. `stream` is a hipStream_t /
+ * cudaStream_t (NULL = default stream). */
+int vaeconv_weights_create_bf16(const vaeconv_conv_shape* shape, const uint16_t* weights,
+                                int64_t count, void* stream, vaeconv_weights** out, char* msg,
+                                size_t msg_len);
+void vaeconv_weights_destroy(vaeconv_weights* weights);
+
+/* y = conv(x) + bias + residual, bf16 out. bias and residual may be NULL; residual may equal y. */
+int vaeconv_conv_bf16(const vaeconv_conv_shape* shape, const void* x,
+                      const vaeconv_weights* weights, const float* bias, const void* residual,
+                      void* y, void* stream, char* msg, size_t msg_len);
+
+const char* vaeconv_version(void);
+const char* vaeconv_backend(void); /* "hip" or "cuda" */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VAECONV_C_H_ */

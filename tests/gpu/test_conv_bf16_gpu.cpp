@@ -1,0 +1,103 @@
+// test_conv_bf16_gpu.cpp — the BF16 kernels against the CPU reference (label gpu).
+#include <gtest/gtest.h>
+
+#include "conv_case.hpp"
+#include "vaeconv/conv/vae_shapes.hpp"
+
+namespace vaeconv {
+// Readable test parameters in gtest's output.
+inline void PrintTo(const VaeShape& s, std::ostream* os) { *os << s.id; }
+}  // namespace vaeconv
+
+namespace vaeconv::test {
+namespace {
+
+// --- All 18 seed shapes ------------------------------------------------------------------------
+class VaeShapeBf16 : public ::testing::TestWithParam<VaeShape> {};
+
+TEST_P(VaeShapeBf16, MatchesReference) {
+  VAECONV_REQUIRE_GPU();
+  const VaeShape& s = GetParam();
+  const ConvDesc d = s.desc(DType::kBF16);
+  CaseOptions o;
+  o.seed = 1000u + uint32_t(s.cin * 7 + s.cout * 13 + s.h);
+  expect_case_ok(d, run_conv_case(d, o));
+}
+
+INSTANTIATE_TEST_SUITE_P(Seed, VaeShapeBf16, ::testing::ValuesIn(kVaeShapes),
+                         [](const ::testing::TestParamInfo<VaeShape>& i) {
+                           return std::string(i.param.id);
+                         });
+
+// --- Extra cases: batch, odd sizes, bias/residual, strides, video -------------------------------
+struct Extra {
+  const char* name;
+  ConvDesc desc;
+  CaseOptions opt;
+};
+
+ConvDesc with_padded_strides(ConvDesc d, int64_t in_pad, int64_t out_pad) {
+  // Pixels padded by a multiple of 8 channels: a view into a wider NHWC tensor.
+  d.in_strides.w = d.cin + in_pad;
+  d.in_strides.h = d.in_strides.w * d.w;
+  d.in_strides.t = d.in_strides.h * d.h;
+  d.in_strides.n = d.in_strides.t * d.t;
+  d.out_strides.w = d.cout + out_pad;
+  d.out_strides.h = d.out_strides.w * d.out_w();
+  d.out_strides.t = d.out_strides.h * d.out_h();
+  d.out_strides.n = d.out_strides.t * d.out_t();
+  return d;
+}
+
+std::vector<Extra> extra_cases() {
+  CaseOptions plain;  // bias on, no residual
+  CaseOptions nobias;
+  nobias.bias = false;
+  CaseOptions res;
+  res.residual = true;
+  CaseOptions inplace;
+  inplace.residual_in_place = true;
+  std::vector<Extra> v = {
+      {"causal_n2_odd", ConvDesc::causal3x3x3(2, 1, 77, 131, 64, 96), plain},
+      {"causal_1x1", ConvDesc::causal3x3x3(1, 1, 1, 1, 32, 64), plain},
+      {"causal_nobias", ConvDesc::causal3x3x3(1, 1, 33, 17, 96, 96), nobias},
+      {"causal_residual", ConvDesc::causal3x3x3(1, 1, 40, 24, 96, 192), res},
+      {"causal_residual_inplace", ConvDesc::causal3x3x3(1, 1, 19, 45, 192, 192), inplace},
+      {"causal_video_t4", ConvDesc::causal3x3x3(1, 4, 23, 29, 32, 48), res},
+      {"causal_video_n2_t3", ConvDesc::causal3x3x3(2, 3, 9, 10, 16, 40), plain},
+      {"causal_cin3_odd", ConvDesc::causal3x3x3(2, 1, 37, 53, 3, 96), plain},
+      {"causal_cin3_video", ConvDesc::causal3x3x3(1, 3, 11, 7, 3, 32), plain},
+      {"causal_cout3_odd", ConvDesc::causal3x3x3(1, 1, 61, 35, 96, 3), res},
+      {"causal_cin16_cout32", ConvDesc::causal3x3x3(1, 1, 30, 30, 16, 32), plain},
+      {"causal_cin5_cout7", ConvDesc::causal3x3x3(1, 1, 13, 9, 5, 7), res},
+      {"down_n2_odd", ConvDesc::downsample(2, 1, 77, 131, 96, 96), plain},
+      {"down_2x3", ConvDesc::downsample(1, 1, 2, 3, 64, 64), plain},
+      {"down_even_residual", ConvDesc::downsample(1, 1, 64, 38, 192, 192), res},
+      {"down_video_t2", ConvDesc::downsample(1, 2, 21, 16, 32, 32), nobias},
+      {"up_n2_odd", ConvDesc::upsample2x(2, 1, 39, 65, 96, 48), plain},
+      {"up_1x1", ConvDesc::upsample2x(1, 1, 1, 1, 64, 32), plain},
+      {"up_residual", ConvDesc::upsample2x(1, 1, 20, 12, 384, 192), res},
+      {"up_video_t2", ConvDesc::upsample2x(1, 2, 7, 9, 48, 96), inplace},
+      {"causal_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 1, 21, 18, 64, 64), 16, 8), res},
+      {"down_strided", with_padded_strides(ConvDesc::downsample(1, 1, 21, 18, 32, 32), 8, 24), plain},
+      {"up_strided", with_padded_strides(ConvDesc::upsample2x(1, 1, 11, 6, 32, 64), 8, 8), plain},
+  };
+  return v;
+}
+
+void PrintTo(const Extra& e, std::ostream* os) { *os << e.name << ": " << e.desc.to_string(); }
+
+class ExtraBf16 : public ::testing::TestWithParam<Extra> {};
+
+TEST_P(ExtraBf16, MatchesReference) {
+  VAECONV_REQUIRE_GPU();
+  expect_case_ok(GetParam().desc, run_conv_case(GetParam().desc, GetParam().opt));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ExtraBf16, ::testing::ValuesIn(extra_cases()),
+                         [](const ::testing::TestParamInfo<Extra>& i) {
+                           return std::string(i.param.name);
+                         });
+
+}  // namespace
+}  // namespace vaeconv::test

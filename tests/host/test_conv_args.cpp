@@ -1,0 +1,145 @@
+// validate_for_kernels(): every refusal of the GPU entry points, checked on the host with fake
+// (never dereferenced) device addresses.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "vaeconv/conv/conv_args.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
+
+namespace vaeconv {
+namespace {
+
+// Fake, well-separated, 256-byte aligned addresses.
+void* addr(uintptr_t a) { return reinterpret_cast<void*>(a); }
+
+struct Fixture {
+  ConvDesc d = ConvDesc::causal3x3x3(1, 1, 16, 16, 32, 64);
+  ConvArgs a;
+  Fixture() {
+    PackedWeightsInfo w;
+    EXPECT_TRUE(packed_info_for(d, &w).ok());
+    a.x = addr(0x10000000);
+    a.weights = {addr(0x20000000), w};
+    a.bias = static_cast<const float*>(addr(0x30000000));
+    a.residual = addr(0x40000000);
+    a.y = addr(0x50000000);
+  }
+  StatusCode code() const { return validate_for_kernels(d, a).code(); }
+};
+
+TEST(ConvArgs, AcceptsAWellFormedCall) {
+  Fixture f;
+  EXPECT_EQ(f.code(), StatusCode::kOk) << validate_for_kernels(f.d, f.a).to_string();
+  f.a.bias = nullptr;
+  f.a.residual = nullptr;
+  EXPECT_EQ(f.code(), StatusCode::kOk);
+  f.a.residual = f.a.y;  // in-place residual add is allowed
+  EXPECT_EQ(f.code(), StatusCode::kOk);
+}
+
+TEST(ConvArgs, NullPointers) {
+  Fixture f;
+  f.a.x = nullptr;
+  EXPECT_EQ(f.code(), StatusCode::kInvalidArgument);
+  Fixture g;
+  g.a.y = nullptr;
+  EXPECT_EQ(g.code(), StatusCode::kInvalidArgument);
+  Fixture h;
+  h.a.weights.data = nullptr;
+  EXPECT_EQ(h.code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ConvArgs, Misaligned) {
+  Fixture f;
+  f.a.x = addr(0x10000008);
+  EXPECT_EQ(f.code(), StatusCode::kMisaligned);
+  Fixture g;
+  g.a.y = addr(0x50000002);
+  EXPECT_EQ(g.code(), StatusCode::kMisaligned);
+  Fixture h;
+  h.a.bias = static_cast<const float*>(addr(0x30000002));
+  EXPECT_EQ(h.code(), StatusCode::kMisaligned);
+  Fixture r;
+  r.a.residual = addr(0x40000004);
+  EXPECT_EQ(r.code(), StatusCode::kMisaligned);
+  Fixture s;  // a pixel stride that breaks 16-byte rows
+  s.d.in_strides.w = 36;
+  s.d.in_strides.h = 36 * 16;
+  s.d.in_strides.t = s.d.in_strides.n = 36 * 256;
+  EXPECT_EQ(s.code(), StatusCode::kMisaligned);
+}
+
+TEST(ConvArgs, UnsupportedProblems) {
+  Fixture f;
+  f.d.stride_h = 2;  // a causal conv with stride: not a VAE conv
+  EXPECT_EQ(f.code(), StatusCode::kUnsupported);
+  Fixture g;
+  g.d.set_dtypes(DType::kFP8E4M3);
+  EXPECT_EQ(g.code(), StatusCode::kUnsupported);
+  Fixture h;
+  h.d.pad = {1, 1, 1, 1, 1, 1};  // symmetric time pad: not causal
+  EXPECT_EQ(h.code(), StatusCode::kUnsupported);
+}
+
+TEST(ConvArgs, WeightsPackedForAnotherConv) {
+  Fixture f;
+  f.a.weights.info.cout = 32;
+  EXPECT_EQ(f.code(), StatusCode::kInvalidArgument);
+  Fixture g;  // T = 1 slice used for a video conv
+  g.d = ConvDesc::causal3x3x3(1, 3, 16, 16, 32, 64);
+  EXPECT_EQ(g.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(validate_for_kernels(g.d, g.a).message().find("time taps"), std::string::npos);
+}
+
+TEST(ConvArgs, Overlaps) {
+  Fixture f;
+  f.a.y = addr(0x10000000 + 4096);  // inside x
+  EXPECT_EQ(f.code(), StatusCode::kOverlap);
+  Fixture g;
+  g.a.residual = addr(0x50000000 + 256);  // partially over y
+  EXPECT_EQ(g.code(), StatusCode::kOverlap);
+  Fixture h;
+  h.a.bias = static_cast<const float*>(addr(0x50000000 + 64));
+  EXPECT_EQ(h.code(), StatusCode::kOverlap);
+  Fixture w;
+  w.a.weights.data = addr(0x50000000 - 256);
+  EXPECT_EQ(w.code(), StatusCode::kOverlap);
+}
+
+TEST(ConvArgs, IndexOverflow) {
+  Fixture f;  // too many frames for the grid
+  f.d = ConvDesc::downsample(70000, 1, 4, 4, 32, 64);
+  PackedWeightsInfo w;
+  ASSERT_TRUE(packed_info_for(f.d, &w).ok());
+  f.a.weights.info = w;
+  EXPECT_EQ(f.code(), StatusCode::kOverflow);
+  Fixture g;  // one frame past 2^31 bytes
+  g.d = ConvDesc::causal3x3x3(1, 1, 1 << 14, 1 << 14, 8, 8);
+  ASSERT_TRUE(packed_info_for(g.d, &w).ok());
+  g.a.weights.info = w;
+  g.a.y = addr(uintptr_t(1) << 40);
+  EXPECT_EQ(g.code(), StatusCode::kOverflow);
+}
+
+TEST(ConvArgs, LargeVideoIsAdmittedWith64BitFrameBases) {
+  // 2^31+ elements in all (13 frames of 1328^2 x 96) but each frame's view fits 32 bits.
+  Fixture f;
+  f.d = ConvDesc::causal3x3x3(1, 13, 1328, 1328, 96, 96);
+  PackedWeightsInfo w;
+  ASSERT_TRUE(packed_info_for(f.d, &w).ok());
+  f.a.weights.info = w;
+  f.a.x = addr(uintptr_t(1) << 36);
+  f.a.y = addr(uintptr_t(1) << 38);
+  f.a.residual = nullptr;
+  f.a.bias = nullptr;
+  f.a.weights.data = addr(uintptr_t(1) << 39);
+  ASSERT_GT(f.d.in_elements(), int64_t(1) << 31);
+  EXPECT_EQ(f.code(), StatusCode::kOk) << validate_for_kernels(f.d, f.a).to_string();
+  const kernel::ConvParams p = make_params(f.d, f.a, 128, 128);
+  const kernel::BlockCoord b = kernel::block_coord(p, 0, 12, 128, 128);
+  EXPECT_EQ(kernel::input_view_offset(p, b), int64_t(10) * 1328 * 1328 * 96);  // frames 10..12
+}
+
+}  // namespace
+}  // namespace vaeconv

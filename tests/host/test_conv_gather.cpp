@@ -1,0 +1,131 @@
+// The kernels' address math on the host: ConvGather / WeightGather / block_coord / make_params
+// against the ConvDesc definition, for each conv kind, on small sizes that put every output
+// pixel at some border, for every thread role and every K tile.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "vaeconv/conv/conv_args.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
+
+namespace vaeconv {
+namespace {
+
+using kernel::BlockCoord;
+using kernel::ConvParams;
+
+struct Expected {
+  bool valid;
+  int64_t offset;  // element offset into x (absolute)
+};
+
+// Straight from conv_desc.hpp's formula: the input element multiplying packed column k.
+Expected expected(const ConvDesc& d, const PackedWeightsInfo& w, int64_t n, int64_t ot, int64_t oh,
+                  int64_t ow, int64_t k) {
+  if (k >= w.k) return {false, 0};
+  const int64_t tap = k / d.cin, c = k % d.cin;
+  const int64_t kt = w.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+  const int64_t it = ot * d.stride_t + kt - d.pad.t_front;
+  const int64_t ih_u = oh * d.stride_h + kh - d.pad.h_top;
+  const int64_t iw_u = ow * d.stride_w + kw - d.pad.w_left;
+  if (it < 0 || it >= d.t || ih_u < 0 || ih_u >= d.up_h() || iw_u < 0 || iw_u >= d.up_w())
+    return {false, 0};
+  const int64_t ih = ih_u / d.upsample, iw = iw_u / d.upsample;
+  const Strides5& s = d.in_strides;
+  return {true, n * s.n + it * s.t + ih * s.h + iw * s.w + c};
+}
+
+template <class Geo, int BM, int BN, int BK, int kThreads>
+void check_gather(const ConvDesc& d) {
+  constexpr int kChunks = BK / 8, kRowStep = kThreads / kChunks, kRows = BM / kRowStep;
+  PackedWeightsInfo w;
+  ASSERT_TRUE(packed_info_for(d, &w).ok());
+  ConvArgs a;
+  a.weights.info = w;
+  const ConvParams p = make_params(d, a, BM, BN);
+  ASSERT_EQ(p.frame_pixels, d.out_h() * d.out_w());
+  const int k_tiles = (p.k + BK - 1) / BK;
+  int64_t checked = 0, valid_seen = 0;
+  for (int by = 0; by < d.n * d.out_t(); ++by)
+    for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
+      const BlockCoord b = kernel::block_coord(p, bx, by, BM, BN);
+      const int64_t base = kernel::input_view_offset(p, b);
+      for (int tid = 0; tid < kThreads; ++tid) {
+        const int chunk = tid % kChunks, row0 = tid / kChunks;
+        kernel::ConvGather<Geo, kRows, kRowStep, BK> g;
+        g.init(p, b, row0, chunk);
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          for (int i = 0; i < kRows; ++i) {
+            const int m = b.m0 + row0 + i * kRowStep;
+            const int64_t k = int64_t(kt) * BK + chunk * 8;
+            Expected e{false, 0};
+            if (m < p.frame_pixels) e = expected(d, w, b.n, b.ot, m / p.wo, m % p.wo, k);
+            ASSERT_EQ(g.valid(p, i), e.valid)
+                << d.to_string() << " block " << bx << "," << by << " tid " << tid << " row " << i
+                << " k " << k;
+            if (e.valid) {
+              ASSERT_EQ(g.at(p, i) % 16, 0u) << "16-byte chunks stay aligned";
+              ASSERT_EQ(base + g.at(p, i) / 2, e.offset)
+                  << d.to_string() << " m " << m << " k " << k;
+              ASSERT_LT(g.at(p, i), p.x_view_bytes) << "offset inside the frame's view";
+              ++valid_seen;
+            }
+            ++checked;
+          }
+          g.advance(p.cin);
+        }
+      }
+    }
+  EXPECT_GT(valid_seen, 0);
+  EXPECT_GT(checked, valid_seen) << "borders must produce padding taps";
+}
+
+TEST(ConvGather, CausalT1EveryBorder) {
+  check_gather<kernel::CausalGeometry, 32, 32, 32, 64>(ConvDesc::causal3x3x3(2, 1, 5, 7, 16, 8));
+  check_gather<kernel::CausalGeometry, 16, 32, 32, 32>(ConvDesc::causal3x3x3(1, 1, 1, 1, 8, 8));
+  check_gather<kernel::CausalGeometry, 32, 16, 16, 64>(ConvDesc::causal3x3x3(1, 1, 3, 11, 24, 8));
+}
+
+TEST(ConvGather, CausalVideoLooksBackOnly) {
+  check_gather<kernel::CausalGeometry, 32, 32, 32, 64>(ConvDesc::causal3x3x3(2, 4, 3, 5, 8, 8));
+  check_gather<kernel::CausalGeometry, 16, 32, 64, 64>(ConvDesc::causal3x3x3(1, 3, 4, 4, 16, 16));
+}
+
+TEST(ConvGather, DownsamplePadsBottomRightOnly) {
+  check_gather<kernel::DownsampleGeometry, 32, 32, 32, 64>(ConvDesc::downsample(2, 1, 7, 8, 16, 8));
+  check_gather<kernel::DownsampleGeometry, 16, 32, 32, 32>(ConvDesc::downsample(1, 2, 2, 3, 8, 8));
+}
+
+TEST(ConvGather, UpsampleReadsTheSource) {
+  check_gather<kernel::UpsampleGeometry, 32, 32, 32, 64>(ConvDesc::upsample2x(2, 1, 3, 4, 16, 8));
+  check_gather<kernel::UpsampleGeometry, 16, 32, 16, 32>(ConvDesc::upsample2x(1, 1, 1, 1, 8, 8));
+}
+
+TEST(ConvGather, StridedInput) {
+  ConvDesc d = ConvDesc::causal3x3x3(2, 2, 4, 5, 16, 8);
+  d.in_strides = {4 * 2 * 4 * 5 * 32, 2 * 4 * 5 * 32, 5 * 32 + 8, 32, 1};  // padded pixels, rows, frames
+  ASSERT_TRUE(d.validate().ok()) << d.validate().to_string();
+  check_gather<kernel::CausalGeometry, 32, 32, 32, 64>(d);
+}
+
+TEST(WeightGather, RowsAndTail) {
+  const ConvDesc d = ConvDesc::causal3x3x3(1, 1, 4, 4, 16, 40);
+  PackedWeightsInfo w;
+  ASSERT_TRUE(packed_info_for(d, &w).ok());
+  ConvArgs a;
+  a.weights.info = w;
+  const ConvParams p = make_params(d, a, 32, 32);
+  ASSERT_EQ(p.n_tiles, 2);
+  const BlockCoord b = kernel::block_coord(p, 1, 0, 32, 32);  // second Cout tile
+  kernel::WeightGather<2, 16, 32> g;
+  g.init(b, 3, 1);
+  EXPECT_TRUE(g.valid(p, 0));   // n = 32 + 3
+  EXPECT_FALSE(g.valid(p, 1));  // n = 32 + 19 >= 40
+  EXPECT_EQ(g.at(p, 0), uint32_t((35 * w.k_pad + 8) * 2));
+  g.advance();
+  EXPECT_EQ(g.at(p, 0), uint32_t((35 * w.k_pad + 40) * 2));
+}
+
+}  // namespace
+}  // namespace vaeconv

@@ -1,0 +1,88 @@
+// The swizzled LDS tile: a bijection, and free of bank conflicts for the accesses that use it.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "vaeconv/arch/fragment_layouts.hpp"
+#include "vaeconv/kernel/smem_layout.hpp"
+
+namespace vaeconv::kernel {
+namespace {
+
+template <int Chunks>
+void check_bijection(int rows) {
+  std::set<int> seen;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < Chunks; ++c) {
+      const int off = SwizzledTile<Chunks>::offset(r, c);
+      EXPECT_EQ(off % 16, 0);
+      EXPECT_GE(off, r * Chunks * 16);  // stays inside its row
+      EXPECT_LT(off, (r + 1) * Chunks * 16);
+      seen.insert(off);
+    }
+  EXPECT_EQ(int(seen.size()), rows * Chunks);
+}
+
+// 8 lanes reading 16 bytes each from these (row, chunk) pairs touch 8 distinct 16-byte bank groups
+// of the 128-byte bank line (32 banks x 4 bytes): one ldmatrix phase / ds_read_b128 group.
+template <int Chunks>
+bool conflict_free(const int (&rows)[8], const int (&chunks)[8]) {
+  std::set<int> groups;
+  for (int i = 0; i < 8; ++i) groups.insert((SwizzledTile<Chunks>::offset(rows[i], chunks[i]) / 16) % 8);
+  return groups.size() == 8;
+}
+
+TEST(SmemLayout, Bijection) {
+  check_bijection<2>(64);
+  check_bijection<4>(128);
+  check_bijection<8>(128);
+}
+
+template <int Chunks, class Layout>
+void check_fragment_reads() {
+  // Every group of 8 consecutive lanes of an operand read, at every atom-K step and row offset.
+  for (int row0 = 0; row0 < 64; row0 += Layout::kM)
+    for (int k0 = 0; k0 < Chunks; k0 += Layout::kK / 8)
+      for (int g = 0; g < Layout::kLanes / 8; ++g) {
+        int rows[8], chunks[8];
+        for (int i = 0; i < 8; ++i) {
+          rows[i] = row0 + Layout::a_lds_row(8 * g + i);
+          chunks[i] = k0 + Layout::a_lds_chunk(8 * g + i);
+        }
+        EXPECT_TRUE((conflict_free<Chunks>(rows, chunks))) << "A group " << g << " k0 " << k0;
+        for (int i = 0; i < 8; ++i) {
+          rows[i] = row0 + Layout::b_lds_row(8 * g + i);
+          chunks[i] = k0 + Layout::b_lds_chunk(8 * g + i);
+        }
+        EXPECT_TRUE((conflict_free<Chunks>(rows, chunks))) << "B group " << g << " k0 " << k0;
+      }
+}
+
+TEST(SmemLayout, FragmentReadsAreConflictFree) {
+  check_fragment_reads<4, layout::Mfma32x32x16Bf16>();
+  check_fragment_reads<4, layout::MmaM16N16K16Bf16>();
+  check_fragment_reads<4, layout::Mfma16x16x32Bf16>();
+  check_fragment_reads<8, layout::Mfma32x32x16Bf16>();
+  check_fragment_reads<8, layout::MmaM16N16K16Bf16>();
+  check_fragment_reads<2, layout::MmaM16N16K16Bf16>();
+}
+
+TEST(SmemLayout, CopyWritesAreConflictFree) {
+  // The copy: thread t writes (row t / Chunks, chunk t % Chunks); 8 consecutive threads.
+  for (int t0 = 0; t0 < 256; t0 += 8) {
+    int rows[8], chunks[8];
+    for (int i = 0; i < 8; ++i) {
+      rows[i] = (t0 + i) / 4;
+      chunks[i] = (t0 + i) % 4;
+    }
+    EXPECT_TRUE(conflict_free<4>(rows, chunks));
+    for (int i = 0; i < 8; ++i) {
+      rows[i] = (t0 + i) / 8;
+      chunks[i] = (t0 + i) % 8;
+    }
+    EXPECT_TRUE(conflict_free<8>(rows, chunks));
+  }
+}
+
+}  // namespace
+}  // namespace vaeconv::kernel
