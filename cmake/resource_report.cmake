@@ -1,10 +1,12 @@
 # resource_report.cmake — reads the AMDGPU assembly of the shipped kernels and writes the per-kernel
 # resource report (VGPR/AGPR/SGPR, LDS, scratch, occupancy, MFMA instructions) as Markdown.
 #
-#   cmake -DASM="a.s;b.s" -DARCHS="gfx942;gfx950" -DOUT=report.md [-DCHECK=ON] -P resource_report.cmake
+#   cmake -DASM=a.s|b.s -DARCHS=gfx942|gfx950 -DOUT=report.md [-DCHECK=ON] -P resource_report.cmake
 #
 # With CHECK=ON it fails when a kernel uses scratch or lacks its target's intended MFMA.
 # Written in CMake so it runs wherever the build runs (the toolchain root has no Python).
+string(REPLACE "|" ";" ASM "${ASM}")
+string(REPLACE "|" ";" ARCHS "${ARCHS}")
 set(expect_gfx950 "v_mfma_f32_32x32x16_bf16")
 set(expect_gfx942 "v_mfma_f32_32x32x8_bf16")
 

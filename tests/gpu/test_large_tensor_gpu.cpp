@@ -1,0 +1,121 @@
+// test_large_tensor_gpu.cpp — tensors past 2^31 elements (video): 64-bit frame bases.
+//
+// A causal 3x3x3 conv over 9 frames of 4096x4096x16 (2.4e9 elements, 4.8 GB each way). Every
+// output element is checked to be written (the output is poisoned with NaN first), and sampled
+// pixels — borders of the last frames and random pixels whose element offset is past 2^31 — are
+// compared, all channels, with a direct double-precision dot product. A full reference would
+// take ~2 TFLOP on the CPU; the sample is what makes this test affordable.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <thread>
+
+#include "gpu_test_util.hpp"
+#include "vaeconv/conv/conv_args.hpp"
+#include "vaeconv/conv/packed_weights.hpp"
+#include "vaeconv_kernels.hpp"
+
+namespace vaeconv::test {
+namespace {
+
+uint16_t hashed_bf16(uint64_t i) {
+  uint64_t z = i * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const float v = float(int64_t(z % 2001) - 1000) / 1000.f;  // [-1, 1]
+  return float_to_bf16(v);
+}
+
+TEST(LargeTensor, CausalVideoPast2To31Elements) {
+  VAECONV_REQUIRE_GPU();
+  const ConvDesc d = ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 16);
+  ASSERT_GT(d.in_elements(), int64_t(1) << 31);
+  const size_t x_n = size_t(d.in_elements()), y_n = size_t(d.out_elements());
+
+  std::vector<uint16_t> x(x_n);
+  {
+    std::vector<std::thread> pool;
+    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned t = 0; t < nt; ++t)
+      pool.emplace_back([&, t] {
+        for (size_t i = t; i < x_n; i += nt) x[i] = hashed_bf16(i);
+      });
+    for (auto& th : pool) th.join();
+  }
+  std::vector<float> w(size_t(d.cout * d.cin * 27)), bias(size_t(d.cout));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = bf16_to_float(hashed_bf16(i + 7)) * 0.05f;
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.25f * bf16_to_float(hashed_bf16(i + 99));
+  PackedWeightsHost packed;
+  ASSERT_TRUE(pack_weights_bf16(d, w.data(), &packed).ok());
+
+  void *xd = nullptr, *yd = nullptr, *wd = nullptr, *bd = nullptr;
+  VAECONV_HIP_CHECK(hipMalloc(&xd, x_n * 2));
+  VAECONV_HIP_CHECK(hipMalloc(&yd, y_n * 2));
+  VAECONV_HIP_CHECK(hipMalloc(&wd, packed.data.size() * 2));
+  VAECONV_HIP_CHECK(hipMalloc(&bd, bias.size() * 4));
+  VAECONV_HIP_CHECK(hipMemcpy(xd, x.data(), x_n * 2, hipMemcpyHostToDevice));
+  VAECONV_HIP_CHECK(hipMemcpy(wd, packed.data.data(), packed.data.size() * 2, hipMemcpyHostToDevice));
+  VAECONV_HIP_CHECK(hipMemcpy(bd, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
+  VAECONV_HIP_CHECK(hipMemset(yd, 0xFF, y_n * 2));  // 0xFFFF: a bf16 NaN
+
+  ConvArgs a;
+  a.x = xd;
+  a.weights = {wd, packed.info};
+  a.bias = static_cast<const float*>(bd);
+  a.y = yd;
+  const Status s = precompiled::conv_forward(d, a, nullptr);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  VAECONV_HIP_CHECK(hipDeviceSynchronize());
+  std::vector<uint16_t> y(y_n);
+  VAECONV_HIP_CHECK(hipMemcpy(y.data(), yd, y_n * 2, hipMemcpyDeviceToHost));
+  (void)hipFree(xd);
+  (void)hipFree(yd);
+  (void)hipFree(wd);
+  (void)hipFree(bd);
+
+  size_t unwritten = 0;
+  for (size_t i = 0; i < y_n; ++i) unwritten += (y[i] & 0x7F80) == 0x7F80 && (y[i] & 0x7F);
+  EXPECT_EQ(unwritten, 0u) << "output elements left NaN (unwritten)";
+
+  // Sampled pixels: corners and edges of the last two frames, plus random far pixels.
+  const int64_t H = d.h, W = d.w, T = d.t, C = d.cin;
+  std::vector<std::array<int64_t, 3>> pix;  // (t, h, w)
+  for (int64_t t : {T - 2, T - 1})
+    for (int64_t h : {int64_t(0), H / 2, H - 1})
+      for (int64_t ww : {int64_t(0), W / 3, W - 1}) pix.push_back({t, h, ww});
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 400; ++i) pix.push_back({int64_t(rng() % T), int64_t(rng() % H), int64_t(rng() % W)});
+  int64_t checked = 0, bad = 0, past_2_31 = 0;
+  for (const auto& p : pix) {
+    const int64_t out_off = ((p[0] * H + p[1]) * W + p[2]) * d.cout;
+    past_2_31 += out_off > (int64_t(1) << 31);
+    for (int64_t co = 0; co < d.cout; ++co) {
+      double acc = bias[size_t(co)];
+      for (int kt = 0; kt < 3; ++kt)
+        for (int kh = 0; kh < 3; ++kh)
+          for (int kw = 0; kw < 3; ++kw) {
+            const int64_t it = p[0] + kt - 2, ih = p[1] + kh - 1, iw = p[2] + kw - 1;
+            if (it < 0 || ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+            for (int64_t ci = 0; ci < C; ++ci)
+              acc += double(bf16_to_float(x[size_t(((it * H + ih) * W + iw) * C + ci)])) *
+                     bf16_to_float(float_to_bf16(w[size_t((((co * C + ci) * 3 + kt) * 3 + kh) * 3 + kw)]));
+          }
+      const double g = bf16_to_float(y[size_t(out_off + co)]);
+      ++checked;
+      if (!(std::fabs(g - acc) <= 2e-2 + 2e-2 * std::fabs(acc))) {
+        if (bad < 5)
+          ADD_FAILURE() << "pixel (t " << p[0] << ", h " << p[1] << ", w " << p[2] << ") c " << co
+                        << ": got " << g << ", want " << acc;
+        ++bad;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << "of " << checked << " sampled outputs";
+  EXPECT_GT(past_2_31, 100) << "the sample must reach past 2^31 elements";
+  std::printf("[ vaeconv  ] %s: %zu outputs all written, %lld sampled outputs checked\n",
+              d.to_string().c_str(), y_n, static_cast<long long>(checked));
+}
+
+}  // namespace
+}  // namespace vaeconv::test

@@ -1,0 +1,86 @@
+// Weight packing: PyTorch layout -> [Cout][k_pad] with K = (kt, kh, kw, cin), zero tails, the
+// T = 1 causal slice, and refusals.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "vaeconv/conv/packed_weights.hpp"
+
+namespace vaeconv {
+namespace {
+
+std::vector<float> random_weights(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> w(n);
+  for (auto& v : w) v = bf16_to_float(float_to_bf16(u(rng)));  // exactly representable
+  return w;
+}
+
+void check_packing(const ConvDesc& d, int src_kt, int taps_t, int kt_base) {
+  const auto w = random_weights(size_t(d.cout * d.cin * src_kt * 9), 3);
+  PackedWeightsHost p;
+  ASSERT_TRUE(pack_weights_bf16(d, w.data(), &p).ok());
+  EXPECT_EQ(p.info.taps_t, taps_t);
+  EXPECT_EQ(p.info.kt_base, kt_base);
+  EXPECT_EQ(p.info.k, taps_t * 9 * d.cin);
+  EXPECT_EQ(p.info.k_pad % kPackK, 0);
+  EXPECT_GE(p.info.k_pad, p.info.k);
+  ASSERT_EQ(int64_t(p.data.size()), d.cout * p.info.k_pad);
+  for (int64_t co = 0; co < d.cout; ++co)
+    for (int64_t k = 0; k < p.info.k_pad; ++k) {
+      const uint16_t got = p.data[size_t(co * p.info.k_pad + k)];
+      if (k >= p.info.k) {
+        ASSERT_EQ(got, 0) << "K tail must be zero";
+        continue;
+      }
+      const int64_t tap = k / d.cin, ci = k % d.cin;
+      const int64_t kt = kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+      const float want = w[size_t((((co * d.cin + ci) * src_kt + kt) * 3 + kh) * 3 + kw)];
+      ASSERT_EQ(got, float_to_bf16(want)) << "co " << co << " k " << k;
+    }
+}
+
+TEST(PackedWeights, CausalT1TakesSliceTwo) {
+  check_packing(ConvDesc::causal3x3x3(1, 1, 4, 4, 16, 8), 3, 1, 2);
+  check_packing(ConvDesc::causal3x3x3(1, 1, 4, 4, 3, 5), 3, 1, 2);
+}
+
+TEST(PackedWeights, CausalVideoKeepsAllTaps) {
+  check_packing(ConvDesc::causal3x3x3(1, 4, 4, 4, 8, 8), 3, 3, 0);
+}
+
+TEST(PackedWeights, TwoDimensionalKinds) {
+  check_packing(ConvDesc::downsample(1, 1, 4, 4, 24, 24), 1, 1, 0);
+  check_packing(ConvDesc::upsample2x(1, 1, 4, 4, 32, 16), 1, 1, 0);
+}
+
+TEST(PackedWeights, FromBf16BitsMatchesFloats) {
+  const ConvDesc d = ConvDesc::causal3x3x3(1, 1, 4, 4, 8, 8);
+  const auto w = random_weights(size_t(8 * 8 * 27), 9);
+  std::vector<uint16_t> bits(w.size());
+  for (size_t i = 0; i < w.size(); ++i) bits[i] = float_to_bf16(w[i]);
+  PackedWeightsHost a, b;
+  ASSERT_TRUE(pack_weights_bf16(d, w.data(), &a).ok());
+  ASSERT_TRUE(pack_weights_bf16(d, bits.data(), int64_t(bits.size()), &b).ok());
+  EXPECT_EQ(a.data, b.data);
+  EXPECT_EQ(pack_weights_bf16(d, bits.data(), int64_t(bits.size()) - 1, &b).code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(PackedWeights, Refusals) {
+  const ConvDesc d = ConvDesc::causal3x3x3(1, 1, 4, 4, 8, 8);
+  PackedWeightsHost p;
+  EXPECT_EQ(pack_weights_bf16(d, static_cast<const float*>(nullptr), &p).code(),
+            StatusCode::kInvalidArgument);
+  ConvDesc bad = d;
+  bad.cin = 0;
+  const float w = 1.f;
+  EXPECT_EQ(pack_weights_bf16(bad, &w, &p).code(), StatusCode::kInvalidArgument);
+  ConvDesc fp8 = d;
+  fp8.set_dtypes(DType::kFP8E4M3);
+  EXPECT_EQ(pack_weights_bf16(fp8, &w, &p).code(), StatusCode::kUnsupported);
+}
+
+}  // namespace
+}  // namespace vaeconv
