@@ -63,6 +63,7 @@ inline Status launch_policy(const ConvDesc& d, const ConvArgs& a, hipStream_t st
 inline Status conv_forward(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   VAECONV_RETURN_IF_ERROR(validate_for_kernels(d, a));
   switch (kernel::choose_tile(d.cout)) {
+    case kernel::TileId::kTiny: return detail::launch_policy<kernel::TinyPolicy>(d, a, stream);
     case kernel::TileId::kNarrow: return detail::launch_policy<kernel::NarrowPolicy>(d, a, stream);
     case kernel::TileId::kWide: return detail::launch_policy<kernel::WidePolicy>(d, a, stream);
   }

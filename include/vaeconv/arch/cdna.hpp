@@ -70,35 +70,63 @@ struct Cdna {
   template <int Pending>
   VAECONV_DEVICE static void wait() {}  // s_waitcnt is inserted where the staged data is used
 
-  // --- Matrix atom: 32x32x16 bf16 ----------------------------------------------------------------
+  // --- Matrix atoms --------------------------------------------------------------------------------
+  // One 16-byte LDS chunk per lane per operand. gfx950 has the 8-K-per-lane instructions; gfx942
+  // only the 4-K-per-lane ones, issued twice on the two halves of the same chunk (a K permutation
+  // applied to A and B alike; fragment_layouts.hpp explains, the emulator tests pin it).
+  using bf16x8 = __bf16 __attribute__((ext_vector_type(8)));
+  using i16x4 = short __attribute__((ext_vector_type(4)));
+  using i32x2 = int __attribute__((ext_vector_type(2)));
+  using f32x4 = float __attribute__((ext_vector_type(4)));
+  struct Frag16B { i32x4 v; };
+  VAECONV_DEVICE static void load_chunk(Frag16B& f, const void* chunk) {
+    f.v = *static_cast<const i32x4*>(chunk);
+  }
+  VAECONV_DEVICE static i16x4 lo(const Frag16B& f) {
+    return __builtin_bit_cast(i16x4, i32x2{f.v[0], f.v[1]});
+  }
+  VAECONV_DEVICE static i16x4 hi(const Frag16B& f) {
+    return __builtin_bit_cast(i16x4, i32x2{f.v[2], f.v[3]});
+  }
+
+  // 32x32x16: the default atom (16 fp32 accumulators per lane).
   struct AtomBf16 {
     using Layout = layout::Mfma32x32x16Bf16;
     static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;
-    using bf16x8 = __bf16 __attribute__((ext_vector_type(8)));
-    using i16x4 = short __attribute__((ext_vector_type(4)));
-    struct FragA { i32x4 v; };  // 8 bf16: one 16-byte LDS chunk
-    struct FragB { i32x4 v; };
+    using FragA = Frag16B;
+    using FragB = Frag16B;
     struct FragC { f32x16 v; };
-
-    VAECONV_DEVICE static void load_a(FragA& a, const void* chunk) {
-      a.v = *static_cast<const i32x4*>(chunk);
-    }
-    VAECONV_DEVICE static void load_b(FragB& b, const void* chunk) {
-      b.v = *static_cast<const i32x4*>(chunk);
-    }
+    VAECONV_DEVICE static void load_a(FragA& a, const void* chunk) { load_chunk(a, chunk); }
+    VAECONV_DEVICE static void load_b(FragB& b, const void* chunk) { load_chunk(b, chunk); }
     VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
 #if defined(__gfx950__)
       c.v = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, a.v),
                                                     __builtin_bit_cast(bf16x8, b.v), c.v, 0, 0, 0);
 #elif defined(__gfx942__)
-      // Two K=8 instructions on the two halves of the fragment (elements 0..3, then 4..7).
-      using i32x2 = int __attribute__((ext_vector_type(2)));
-      const i32x2 a_lo = {a.v[0], a.v[1]}, a_hi = {a.v[2], a.v[3]};
-      const i32x2 b_lo = {b.v[0], b.v[1]}, b_hi = {b.v[2], b.v[3]};
-      c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(__builtin_bit_cast(i16x4, a_lo),
-                                                     __builtin_bit_cast(i16x4, b_lo), c.v, 0, 0, 0);
-      c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(__builtin_bit_cast(i16x4, a_hi),
-                                                     __builtin_bit_cast(i16x4, b_hi), c.v, 0, 0, 0);
+      c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(lo(a), lo(b), c.v, 0, 0, 0);
+      c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(hi(a), hi(b), c.v, 0, 0, 0);
+#else
+      (void)c; (void)a; (void)b;
+#endif
+    }
+  };
+
+  // 16x16x32: for narrow Cout tiles (4 fp32 accumulators per lane).
+  struct AtomBf16Narrow {
+    using Layout = layout::Mfma16x16x32Bf16;
+    static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;
+    using FragA = Frag16B;
+    using FragB = Frag16B;
+    struct FragC { f32x4 v; };
+    VAECONV_DEVICE static void load_a(FragA& a, const void* chunk) { load_chunk(a, chunk); }
+    VAECONV_DEVICE static void load_b(FragB& b, const void* chunk) { load_chunk(b, chunk); }
+    VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
+#if defined(__gfx950__)
+      c.v = __builtin_amdgcn_mfma_f32_16x16x32_bf16(__builtin_bit_cast(bf16x8, a.v),
+                                                    __builtin_bit_cast(bf16x8, b.v), c.v, 0, 0, 0);
+#elif defined(__gfx942__)
+      c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(lo(a), lo(b), c.v, 0, 0, 0);
+      c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(hi(a), hi(b), c.v, 0, 0, 0);
 #else
       (void)c; (void)a; (void)b;
 #endif

@@ -117,6 +117,8 @@ VAECONV_UNROLL
 #endif
     }
   };
+  // The m16n16 atom is already as narrow as a tile gets: the narrow atom is the same one.
+  using AtomBf16Narrow = AtomBf16;
 };
 
 }  // namespace vaeconv::arch

@@ -1,31 +1,38 @@
 // vaeconv/kernel/tile_table.hpp — the shipped tile configurations, and how a conv picks one.
 //
-// A small table, not an instance zoo: per target a wide tile for the channel-rich layers and a
-// narrow one for Cout <= 32 (the VAE's conv_out layers). LDS: the HIP configurations fit gfx942's
-// 64 KiB, so one binary serves gfx942 and gfx950.
+// A small table, not an instance zoo: per target a wide tile for the channel-rich layers, a
+// narrow one for Cout <= 32 (enc_conv_out) and a tiny one for Cout <= 16 (dec_conv_out, Cout = 3:
+// a 16-wide tile instead of padding 3 channels to 32 or 128). LDS: the HIP configurations fit
+// gfx942's 64 KiB, so one binary serves gfx942 and gfx950.
 #pragma once
 #include "vaeconv/arch/arch.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv::kernel {
 
-enum class TileId : int { kWide = 0, kNarrow = 1 };
+enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2 };
 
 #if defined(VAECONV_BACKEND_HIP)
 //                        BM   BN  BK  warpsM warpsN stages
 using WideShape = TileShape<128, 128, 32, 2, 2, 2>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
+using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 #else
 using WideShape = TileShape<128, 128, 32, 2, 4, 3>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 3>;
+using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
 #endif
 
 #if defined(VAECONV_GPU_COMPILER)
 using WidePolicy = TilePolicy<WideShape, arch::Current, arch::Current::AtomBf16>;
 using NarrowPolicy = TilePolicy<NarrowShape, arch::Current, arch::Current::AtomBf16>;
+using TinyPolicy = TilePolicy<TinyShape, arch::Current, arch::Current::AtomBf16Narrow>;
 #endif
 
 // The dispatch rule (host code, tested on the host).
-inline TileId choose_tile(int64_t cout) { return cout <= 32 ? TileId::kNarrow : TileId::kWide; }
+inline TileId choose_tile(int64_t cout) {
+  if (cout <= 16) return TileId::kTiny;
+  return cout <= 32 ? TileId::kNarrow : TileId::kWide;
+}
 
 }  // namespace vaeconv::kernel
