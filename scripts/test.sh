@@ -30,10 +30,12 @@ run_config() {
   say "ctest: $preset"
   "$@" ctest --preset "$preset" -j "$JOBS" 2>&1 | tee "$log"
   local line total f s
-  line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" | tail -1)
+  # CMake 3.x: "100% tests passed, 0 tests failed out of N"; 4.x drops the failed part at 0.
+  line=$(grep -E "tests passed.* out of [0-9]+" "$log" | tail -1)
   if [ -z "$line" ]; then say "ctest printed no summary: $preset"; broken=1; return; fi
   total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
-  f=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$line")
+  f=0
+  if grep -qE "[0-9]+ tests? failed" <<<"$line"; then f=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$line"); fi
   s=$(grep -cE "\(Skipped\)$" "$log" || true)
   passed=$((passed + total - f - s)); failed=$((failed + f)); skipped=$((skipped + s))
 }

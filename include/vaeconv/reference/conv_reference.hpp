@@ -27,8 +27,10 @@
 //
 // Performance: weights are repacked to [cout-chunk][tap][cin][kCoutBlock] (cout padded with zeros
 // to a multiple of kCoutBlock), and a micro-kernel accumulates kPixBlock output pixels x
-// kCoutBlock channels in registers with the innermost loop over contiguous couts, which g++/clang
-// autovectorize at -O2/-O3. Output rows (n, t, h) are handed to std::threads dynamically.
+// kCoutBlock channels in registers with the innermost operation over contiguous couts (GCC/clang
+// 4-lane vector extensions; plain loops under nvcc's front end). Output rows (n, t, h) are handed
+// to std::threads dynamically. Measured (-O3 -march=x86-64-v2, SSE only): ~32 GFLOP/s per core,
+// 1328x1328 96->96 3x3 (146 GMAC) in 4.6 s on 2 cores.
 //
 // residual may alias y exactly (residual == y, same strides): each element is read before it
 // is written, by the same thread.
@@ -64,7 +66,6 @@ inline void micro_kernel(const float* const* xp, const float* w, int64_t cin,
                          float (*out)[kCoutBlock]);
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
-#define VAECONV_REF_VECTOR_EXT 1
 typedef float ref_v4f __attribute__((vector_size(16)));
 static_assert(kCoutBlock == 8, "the vector micro-kernels hold 8 couts as two 4-lane vectors");
 
