@@ -85,7 +85,9 @@ TEST(LargeTensor, CausalVideoPast2To31Elements) {
     for (int64_t h : {int64_t(0), H / 2, H - 1})
       for (int64_t ww : {int64_t(0), W / 3, W - 1}) pix.push_back({t, h, ww});
   std::mt19937_64 rng(5);
-  for (int i = 0; i < 400; ++i) pix.push_back({int64_t(rng() % T), int64_t(rng() % H), int64_t(rng() % W)});
+  // Frame 8 starts exactly at element 2^31: half the random pixels go there, half anywhere.
+  for (int i = 0; i < 400; ++i)
+    pix.push_back({i % 2 ? T - 1 : int64_t(rng() % T), int64_t(rng() % H), int64_t(rng() % W)});
   int64_t checked = 0, bad = 0, past_2_31 = 0;
   for (const auto& p : pix) {
     const int64_t out_off = ((p[0] * H + p[1]) * W + p[2]) * d.cout;
