@@ -1,13 +1,20 @@
-// vaeconv_bench — times the shipped BF16 kernels on the 18 Qwen-Image VAE shapes.
+// vaeconv_bench — times the shipped BF16 kernels on the 18 Qwen-Image VAE shapes, and the
+// platform's vendor library (cuDNN on NVIDIA) on the same problems in the same process.
 //
 //   vaeconv_bench                 all 18 seed shapes
 //   vaeconv_bench --shape ID      one shape (an id of kVaeShapes)
-//   vaeconv_bench --iters N       timed runs per shape (default 20, median reported)
+//   vaeconv_bench --iters N       timed runs per shape and variant (default 20, median reported)
+//   vaeconv_bench --json FILE     also write every number to FILE (scripts/plot_bench.py reads it)
+//   vaeconv_bench --no-vendor     vaeconv only
+//   vaeconv_bench --peak-tflops X / --mem-tbps X   the ceilings the fractions are taken of
 //
 // Method (the device's METHOD.md): random bf16 data, warm-up first, event-timed runs, median;
 // inputs rotate over enough copies that each run reads memory not left in L2; before a shape is
 // timed, a sample of output pixels (every channel) is checked against a direct CPU dot product, so
-// a fast wrong kernel never reports a time. The vendor-library comparison is issue 5's work.
+// a fast wrong kernel never reports a time. The vendor library then runs the same problem (same
+// input buffers, same bf16 weights, the same bias rounded to bf16) and its whole output tensor is
+// compared with vaeconv's: a second, independent check (bench/cudnn_baseline.hpp says what cuDNN
+// runs and how it is timed).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cudnn_baseline.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/vae_shapes.hpp"
@@ -33,11 +41,36 @@ namespace {
     }                                                                                \
   } while (0)
 
+// Ceilings the fractions are taken of (override with --peak-tflops / --mem-tbps).
+// Source: ../shared/anchors/README.md, "Ceilings on the same card" (H200, 2026-12-02): a
+// register-only microbenchmark (mma_peak.cu) of warp-level mma.sync bf16 m16n8k16 reached
+// ~645 TFLOP/s — the instruction vaeconv's NVIDIA path uses — and a device-to-device copy ~4.3 TB/s
+// (bytes read + bytes written).
+constexpr double kMmaSyncBf16PeakTflops = 645.0;
+constexpr double kHbmCopyTBps = 4.3;
+// Tolerance of the full-tensor comparison with the vendor's output (rel L2; bf16 outputs differ by
+// their roundings, ~1e-3).
+constexpr double kCrossRelL2Tol = 1e-2;
+
+struct Options {
+  std::string only, json;
+  int iters = 20;
+  bool vendor = true;
+  double peak_tflops = kMmaSyncBf16PeakTflops, mem_tbps = kHbmCopyTBps;
+};
+
 struct Result {
-  const vaeconv::VaeShape* shape;
+  const vaeconv::VaeShape* shape = nullptr;
   double median_us = 0, tflops = 0;
+  double bytes = 0, mem_floor_us = 0, compute_floor_us = 0;
   int64_t sampled = 0, sample_bad = 0;
-  std::string error;
+  std::string error;  // vaeconv failed (then nothing else is reported for the shape)
+  // Vendor.
+  vaeconv_bench::VendorResult vendor;
+  bool compared = false;
+  double max_abs = 0, rel_l2 = 0;
+  int64_t nonfinite = 0;
+  bool cross_ok = true;
 };
 
 // One output pixel, every channel, straight from the ConvDesc formula (packed-weight order).
@@ -58,16 +91,44 @@ void reference_pixel(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& x,
       const int64_t xi = n * d.in_strides.n + it * d.in_strides.t + (ih / d.upsample) * d.in_strides.h +
                          (iw / d.upsample) * d.in_strides.w + c;
       acc += double(vaeconv::bf16_to_float(x[size_t(xi)])) *
-             vaeconv::bf16_to_float(w.data[size_t(co * w.info.k_pad + k)]);
+             vaeconv::bf16_to_float(w.bf16[size_t(co * w.info.k_pad + k)]);
     }
     (*out)[size_t(co)] = acc;
   }
 }
 
-Result bench_shape(const vaeconv::VaeShape& s, int iters) {
+// Whole-tensor comparison of two bf16 outputs: max |a - b| and ||a - b|| / ||b||.
+void compare_full(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, Result* r) {
+  double num = 0, den = 0, mx = 0;
+  int64_t nonfinite = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double x = vaeconv::bf16_to_float(a[i]), y = vaeconv::bf16_to_float(b[i]);
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      ++nonfinite;
+      continue;
+    }
+    const double e = x - y;
+    num += e * e;
+    den += y * y;
+    mx = std::max(mx, std::fabs(e));
+  }
+  r->compared = true;
+  r->max_abs = mx;
+  r->rel_l2 = den > 0 ? std::sqrt(num / den) : (num > 0 ? 1e30 : 0.0);  // finite: it goes into JSON
+  r->nonfinite = nonfinite;
+  r->cross_ok = nonfinite == 0 && a.size() == b.size() && r->rel_l2 <= kCrossRelL2Tol;
+}
+
+Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
   Result r;
   r.shape = &s;
+  const int iters = o.iters;
   const vaeconv::ConvDesc d = s.desc();
+  // Bytes that must move once: input (as stored), weights (unpadded bf16), fp32 bias, output.
+  r.bytes = double(d.in_elements()) * 2 + double(d.cout) * double(d.gemm_k()) * 2 + double(d.cout) * 4 +
+            double(d.out_elements()) * 2;
+  r.mem_floor_us = r.bytes / (o.mem_tbps * 1e12) * 1e6;
+  r.compute_floor_us = d.flops() / (o.peak_tflops * 1e12) * 1e6;
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<uint16_t> x(static_cast<size_t>(d.in_elements()));
@@ -75,8 +136,9 @@ Result bench_shape(const vaeconv::VaeShape& s, int iters) {
   std::vector<float> w_torch(static_cast<size_t>(d.cout * d.cin * d.taps()));
   const float ws = 1.7f / std::sqrt(float(d.gemm_k()));
   for (auto& v : w_torch) v = ws * u(rng);
+  // The bias is bf16-representable so that a vendor's bf16 bias equals vaeconv's fp32 one.
   std::vector<float> bias(static_cast<size_t>(d.cout));
-  for (auto& v : bias) v = 0.5f * u(rng);
+  for (auto& v : bias) v = vaeconv::bf16_to_float(vaeconv::float_to_bf16(0.5f * u(rng)));
   vaeconv::PackedWeightsHost packed;
   vaeconv::Status st = vaeconv::pack_weights_bf16(d, w_torch.data(), &packed);
   if (!st.ok()) {
@@ -93,9 +155,9 @@ Result bench_shape(const vaeconv::VaeShape& s, int iters) {
     CHECK_HIP(hipMemcpy(xs[size_t(i)], x.data(), x_bytes, hipMemcpyHostToDevice));
   }
   void *wd = nullptr, *bd = nullptr;
-  CHECK_HIP(hipMalloc(&wd, packed.data.size() * 2));
+  CHECK_HIP(hipMalloc(&wd, packed.bf16.size() * 2));
   CHECK_HIP(hipMalloc(&bd, bias.size() * 4));
-  CHECK_HIP(hipMemcpy(wd, packed.data.data(), packed.data.size() * 2, hipMemcpyHostToDevice));
+  CHECK_HIP(hipMemcpy(wd, packed.bf16.data(), packed.bf16.size() * 2, hipMemcpyHostToDevice));
   CHECK_HIP(hipMemcpy(bd, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
   hipStream_t stream;
   CHECK_HIP(hipStreamCreate(&stream));
@@ -107,73 +169,176 @@ Result bench_shape(const vaeconv::VaeShape& s, int iters) {
     a.y = ys[size_t(i)];
     return a;
   };
+  auto release = [&]() {
+    for (int i = 0; i < copies; ++i) {
+      (void)hipFree(xs[size_t(i)]);
+      (void)hipFree(ys[size_t(i)]);
+    }
+    (void)hipFree(wd);
+    (void)hipFree(bd);
+    (void)hipStreamDestroy(stream);
+  };
 
-  // Correctness first: poison, run once, compare sampled pixels.
+  // Correctness first: poison, run once, compare sampled pixels. A failure skips vaeconv's timing
+  // (the vendor still runs, for its numbers).
+  std::vector<uint16_t> y(static_cast<size_t>(d.out_elements()));
   CHECK_HIP(hipMemset(ys[0], 0xFF, y_bytes));
   st = vaeconv::precompiled::conv_forward(d, args(0), stream);
-  if (!st.ok()) {
-    r.error = st.to_string();
-    return r;
-  }
-  CHECK_HIP(hipStreamSynchronize(stream));
-  std::vector<uint16_t> y(static_cast<size_t>(d.out_elements()));
-  CHECK_HIP(hipMemcpy(y.data(), ys[0], y_bytes, hipMemcpyDeviceToHost));
-  std::vector<double> ref;
-  std::uniform_int_distribution<int64_t> pick(0, d.gemm_m() - 1);
-  for (int i = 0; i < 64; ++i) {
-    const int64_t m = i < 2 ? (i == 0 ? 0 : d.gemm_m() - 1) : pick(rng);
-    reference_pixel(d, x, packed, bias, m, &ref);
-    for (int64_t c = 0; c < d.cout; ++c) {
-      const double g = vaeconv::bf16_to_float(y[size_t(m * d.cout + c)]), e = ref[size_t(c)];
-      ++r.sampled;
-      if (!(std::fabs(g - e) <= 2e-2 + 2e-2 * std::fabs(e))) ++r.sample_bad;
+  if (!st.ok()) r.error = st.to_string();
+  if (r.error.empty()) {
+    CHECK_HIP(hipStreamSynchronize(stream));
+    CHECK_HIP(hipMemcpy(y.data(), ys[0], y_bytes, hipMemcpyDeviceToHost));
+    std::vector<double> ref;
+    std::uniform_int_distribution<int64_t> pick(0, d.gemm_m() - 1);
+    for (int i = 0; i < 64; ++i) {
+      const int64_t m = i < 2 ? (i == 0 ? 0 : d.gemm_m() - 1) : pick(rng);
+      reference_pixel(d, x, packed, bias, m, &ref);
+      for (int64_t c = 0; c < d.cout; ++c) {
+        const double g = vaeconv::bf16_to_float(y[size_t(m * d.cout + c)]), e = ref[size_t(c)];
+        ++r.sampled;
+        if (!(std::fabs(g - e) <= 2e-2 + 2e-2 * std::fabs(e))) ++r.sample_bad;
+      }
     }
-  }
-  if (r.sample_bad) {
-    r.error = "sampled check failed";
-    return r;
+    if (r.sample_bad) r.error = "sampled check failed";
   }
 
   // Timing.
-  for (int i = 0; i < 3; ++i) (void)vaeconv::precompiled::conv_forward(d, args(i % copies), stream);
-  hipEvent_t e0, e1;
-  CHECK_HIP(hipEventCreate(&e0));
-  CHECK_HIP(hipEventCreate(&e1));
-  std::vector<float> ms(static_cast<size_t>(iters));
-  for (int i = 0; i < iters; ++i) {
-    CHECK_HIP(hipEventRecord(e0, stream));
-    (void)vaeconv::precompiled::conv_forward(d, args(i % copies), stream);
-    CHECK_HIP(hipEventRecord(e1, stream));
-    CHECK_HIP(hipEventSynchronize(e1));
-    CHECK_HIP(hipEventElapsedTime(&ms[size_t(i)], e0, e1));
+  if (r.error.empty()) {
+    for (int i = 0; i < 3; ++i) (void)vaeconv::precompiled::conv_forward(d, args(i % copies), stream);
+    hipEvent_t e0, e1;
+    CHECK_HIP(hipEventCreate(&e0));
+    CHECK_HIP(hipEventCreate(&e1));
+    std::vector<float> ms(static_cast<size_t>(iters));
+    for (int i = 0; i < iters; ++i) {
+      CHECK_HIP(hipEventRecord(e0, stream));
+      (void)vaeconv::precompiled::conv_forward(d, args(i % copies), stream);
+      CHECK_HIP(hipEventRecord(e1, stream));
+      CHECK_HIP(hipEventSynchronize(e1));
+      CHECK_HIP(hipEventElapsedTime(&ms[size_t(i)], e0, e1));
+    }
+    CHECK_HIP(hipGetLastError());
+    std::sort(ms.begin(), ms.end());
+    r.median_us = 1e3 * ms[ms.size() / 2];
+    r.tflops = d.flops() / (r.median_us * 1e-6) / 1e12;
+    (void)hipEventDestroy(e0);
+    (void)hipEventDestroy(e1);
   }
-  std::sort(ms.begin(), ms.end());
-  r.median_us = 1e3 * ms[ms.size() / 2];
-  r.tflops = d.flops() / (r.median_us * 1e-6) / 1e12;
-  for (int i = 0; i < copies; ++i) {
-    (void)hipFree(xs[size_t(i)]);
-    (void)hipFree(ys[size_t(i)]);
+
+  // The vendor library on the same buffers, then the whole output against vaeconv's.
+  if (o.vendor) {
+    std::vector<uint16_t> w_krsc(size_t(d.cout * packed.info.k));
+    for (int64_t co = 0; co < d.cout; ++co)
+      std::copy_n(packed.bf16.begin() + co * packed.info.k_pad, packed.info.k,
+                  w_krsc.begin() + co * packed.info.k);
+    std::vector<uint16_t> yv;
+    r.vendor = vaeconv_bench::vendor_bench(d, w_krsc, bias, xs, ys, iters, stream, &yv);
+    if (r.vendor.ran && r.error.empty()) compare_full(y, yv, &r);
   }
-  (void)hipFree(wd);
-  (void)hipFree(bd);
-  (void)hipEventDestroy(e0);
-  (void)hipEventDestroy(e1);
-  (void)hipStreamDestroy(stream);
+  release();
   return r;
+}
+
+// --- Output -------------------------------------------------------------------------------------
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    o += c;
+  }
+  return o;
+}
+
+struct Totals {
+  double vaeconv = 0, conv = 0, pipeline = 0;
+  int calls = 0, vendor_calls = 0;
+  bool complete = true;  // every shape of the set ran on both sides
+};
+
+void write_json(const std::string& path, const Options& o, const std::string& device,
+                const std::string& vendor_name, bool vendor_on, const std::vector<Result>& rs,
+                const Totals& t1024, const Totals& t1328) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    return;
+  }
+  std::fprintf(f, "{\n \"device\": \"%s\",\n \"vendor\": \"%s\",\n \"vendor_enabled\": %s,\n",
+               json_escape(device).c_str(), json_escape(vendor_name).c_str(), vendor_on ? "true" : "false");
+  std::fprintf(f, " \"iters\": %d,\n \"peak_tflops\": %.1f,\n \"peak_source\": \"%s\",\n \"mem_tbps\": %.2f,\n",
+               o.iters, o.peak_tflops,
+               "mma.sync bf16 m16n8k16 register-only microbenchmark on the H200, shared/anchors/README.md",
+               o.mem_tbps);
+  std::fprintf(f, " \"ratio\": \"vaeconv time / vendor time (< 1: vaeconv faster)\",\n \"rows\": [\n");
+  for (size_t i = 0; i < rs.size(); ++i) {
+    const Result& r = rs[i];
+    const vaeconv::VaeShape& s = *r.shape;
+    const vaeconv::ConvDesc d = s.desc();
+    std::fprintf(f,
+                 "  {\"id\": \"%s\", \"kind\": \"%s\", \"cin\": %d, \"cout\": %d, \"h\": %d, \"w\": %d, "
+                 "\"out_h\": %lld, \"out_w\": %lld, \"calls\": %d, \"resolution\": %d, \"gflop\": %.4f, "
+                 "\"bytes\": %.0f, \"mem_floor_us\": %.2f, \"compute_floor_us\": %.2f,\n",
+                 s.id, vaeconv::to_string(s.kind), s.cin, s.cout, s.h, s.w, static_cast<long long>(d.out_h()),
+                 static_cast<long long>(d.out_w()), s.calls, s.resolution, d.flops() / 1e9, r.bytes,
+                 r.mem_floor_us, r.compute_floor_us);
+    std::fprintf(f, "   \"vaeconv\": {\"ok\": %s, \"error\": \"%s\", \"us\": %.2f, \"tflops\": %.2f, "
+                    "\"frac_peak\": %.4f, \"frac_mem_floor\": %.4f, \"sampled\": %lld, \"sampled_bad\": %lld},\n",
+                 r.error.empty() ? "true" : "false", json_escape(r.error).c_str(), r.median_us, r.tflops,
+                 r.error.empty() ? r.tflops / o.peak_tflops : 0.0,
+                 r.error.empty() && r.median_us > 0 ? r.mem_floor_us / r.median_us : 0.0,
+                 static_cast<long long>(r.sampled), static_cast<long long>(r.sample_bad));
+    const auto& v = r.vendor;
+    std::fprintf(f, "   \"vendor\": {\"ran\": %s, \"error\": \"%s\", \"algo\": \"%s\", \"bias\": \"%s\", "
+                    "\"workspace_bytes\": %lld, \"conv_nobias_us\": %.2f, \"conv_us\": %.2f, "
+                    "\"pipeline_us\": %.2f, \"conv_tflops\": %.2f, \"pipeline_tflops\": %.2f},\n",
+                 v.ran ? "true" : "false", json_escape(v.error).c_str(), json_escape(v.algo).c_str(),
+                 json_escape(v.bias_mode).c_str(), static_cast<long long>(v.workspace_bytes), v.conv_nobias_us,
+                 v.conv_us, v.pipeline_us, v.ran ? d.flops() / (v.conv_us * 1e-6) / 1e12 : 0.0,
+                 v.ran ? d.flops() / (v.pipeline_us * 1e-6) / 1e12 : 0.0);
+    const bool both = v.ran && r.error.empty();
+    std::fprintf(f, "   \"ratio_vs_conv\": %.4f, \"ratio_vs_pipeline\": %.4f,\n",
+                 both ? r.median_us / v.conv_us : 0.0, both ? r.median_us / v.pipeline_us : 0.0);
+    std::fprintf(f, "   \"compare\": {\"done\": %s, \"ok\": %s, \"max_abs\": %.6g, \"rel_l2\": %.6g, "
+                    "\"nonfinite\": %lld, \"tol_rel_l2\": %g}}%s\n",
+                 r.compared ? "true" : "false", r.cross_ok ? "true" : "false", r.max_abs, r.rel_l2,
+                 static_cast<long long>(r.nonfinite), kCrossRelL2Tol, i + 1 < rs.size() ? "," : "");
+  }
+  std::fprintf(f, " ],\n \"totals\": {\n");
+  auto tot = [&](const char* name, const Totals& t, const char* sep) {
+    std::fprintf(f, "  \"%s\": {\"calls\": %d, \"complete\": %s, \"vaeconv_ms\": %.4f, \"vendor_conv_ms\": %.4f, "
+                    "\"vendor_pipeline_ms\": %.4f, \"ratio_vs_conv\": %.4f, \"ratio_vs_pipeline\": %.4f}%s\n",
+                 name, t.calls, t.complete ? "true" : "false", t.vaeconv / 1e3, t.conv / 1e3, t.pipeline / 1e3,
+                 t.conv > 0 ? t.vaeconv / t.conv : 0.0, t.pipeline > 0 ? t.vaeconv / t.pipeline : 0.0, sep);
+  };
+  tot("set_1024_58_calls", t1024, ",");
+  tot("hot_1328_28_calls", t1328, "");
+  std::fprintf(f, " }\n}\n");
+  std::fclose(f);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string only;
-  int iters = 20;
+  Options o;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) only = argv[++i];
-    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
+    if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) o.only = argv[++i];
+    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) o.iters = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) o.json = argv[++i];
+    else if (!std::strcmp(argv[i], "--no-vendor")) o.vendor = false;
+    else if (!std::strcmp(argv[i], "--peak-tflops") && i + 1 < argc) o.peak_tflops = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--mem-tbps") && i + 1 < argc) o.mem_tbps = std::atof(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--shape ID] [--iters N]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--shape ID] [--iters N] [--json FILE] [--no-vendor] [--peak-tflops X] "
+                   "[--mem-tbps X]\n",
+                   argv[0]);
       return 2;
     }
+  }
+  if (!(o.peak_tflops > 0) || !(o.mem_tbps > 0)) {
+    std::fprintf(stderr, "--peak-tflops and --mem-tbps must be positive\n");
+    return 2;
   }
   int devices = 0;
   if (hipGetDeviceCount(&devices) != hipSuccess || devices == 0) {
@@ -182,36 +347,120 @@ int main(int argc, char** argv) {
   }
   hipDeviceProp_t prop;
   CHECK_HIP(hipGetDeviceProperties(&prop, 0));
-  std::printf("vaeconv_bench on %s, median of %d runs\n\n", prop.name, iters);
-  std::printf("%-28s %-10s %9s %6s %11s %8s %s\n", "id", "kind", "Cin->Cout", "HxW", "time(us)",
-              "TFLOP/s", "sampled check");
-  double weighted_1024 = 0, weighted_1328 = 0;
+  std::string vendor_name;
+  const bool vendor_ok = vaeconv_bench::vendor_available(&vendor_name);
+  if (o.vendor && !vendor_ok) o.vendor = false;
+  std::printf("vaeconv_bench on %s, median of %d runs\n", prop.name, o.iters);
+  std::printf("vendor baseline: %s%s\n", vendor_name.c_str(),
+              vendor_ok && !o.vendor ? " (skipped: --no-vendor)" : "");
+  std::printf("peak = %.0f TFLOP/s (mma.sync bf16, measured, shared/anchors/README.md); memory floor = "
+              "(input + weights + bias + output bytes) / %.1f TB/s\n",
+              o.peak_tflops, o.mem_tbps);
+  if (o.vendor)
+    std::printf("ratio = vaeconv time / vendor time (< 1: vaeconv faster); 'conv' = the vendor conv + bias "
+                "on a pre-padded/pre-upsampled input, 'eng' = + the separate pad/upsample kernel\n");
+  std::printf("\n%-26s %-6s %9s %9s | %9s %6s %5s %5s |", "id", "kind", "Cin->Cout", "HxW", "vaeconv", "TFLOP/s",
+              "%pk", "%mem");
+  if (o.vendor) std::printf(" %9s %9s %9s | %6s %6s |", "v.nobias", "v.conv", "v.eng", "r.conv", "r.eng");
+  std::printf(" check\n");
+
+  std::vector<Result> results;
+  Totals t1024, t1328;
   int failures = 0, ran = 0;
   for (const auto& s : vaeconv::kVaeShapes) {
-    if (!only.empty() && only != s.id) continue;
+    if (!o.only.empty() && o.only != s.id) continue;
     ++ran;
-    const Result r = bench_shape(s, iters);
+    Result r = bench_shape(s, o);
     char cc[32], hw[32];
     std::snprintf(cc, sizeof cc, "%d->%d", s.cin, s.cout);
     std::snprintf(hw, sizeof hw, "%dx%d", s.h, s.w);
-    if (!r.error.empty()) {
+    Totals& t = s.resolution == 1024 ? t1024 : t1328;
+    t.calls += s.calls;
+    const bool ok = r.error.empty();
+    if (ok) {
+      std::printf("%-26s %-6s %9s %9s | %9.1f %6.1f %4.0f%% %4.0f%% |", s.id, vaeconv::to_string(s.kind), cc, hw,
+                  r.median_us, r.tflops, 100 * r.tflops / o.peak_tflops, 100 * r.mem_floor_us / r.median_us);
+      t.vaeconv += s.calls * r.median_us;
+    } else {
       ++failures;
-      std::printf("%-28s %-10s %9s %6s  FAILED: %s (%lld of %lld sampled outputs bad)\n", s.id,
-                  vaeconv::to_string(s.kind), cc, hw, r.error.c_str(),
-                  static_cast<long long>(r.sample_bad), static_cast<long long>(r.sampled));
-      continue;
+      t.complete = false;
+      std::printf("%-26s %-6s %9s %9s | %9s %6s %5s %5s |", s.id, vaeconv::to_string(s.kind), cc, hw, "FAILED", "",
+                  "", "");
     }
-    std::printf("%-28s %-10s %9s %6s %11.1f %8.1f ok (%lld outputs)\n", s.id, vaeconv::to_string(s.kind),
-                cc, hw, r.median_us, r.tflops, static_cast<long long>(r.sampled));
-    (s.resolution == 1024 ? weighted_1024 : weighted_1328) += s.calls * r.median_us;
-  }
-  if (only.empty()) {
-    std::printf("\nweighted, one 1024^2 encode+decode (58 calls): %.2f ms\n", weighted_1024 / 1e3);
-    std::printf("weighted, hot 1328^2 rows (28 calls):            %.2f ms\n", weighted_1328 / 1e3);
+    if (o.vendor) {
+      const auto& v = r.vendor;
+      if (v.ran) {
+        if (ok)
+          std::printf(" %9.1f %9.1f %9.1f | %6.2f %6.2f |", v.conv_nobias_us, v.conv_us, v.pipeline_us,
+                      r.median_us / v.conv_us, r.median_us / v.pipeline_us);
+        else
+          std::printf(" %9.1f %9.1f %9.1f | %6s %6s |", v.conv_nobias_us, v.conv_us, v.pipeline_us, "", "");
+        t.conv += s.calls * v.conv_us;
+        t.pipeline += s.calls * v.pipeline_us;
+        t.vendor_calls += s.calls;
+      } else {
+        std::printf(" %9s %9s %9s | %6s %6s |", "n/a", "n/a", "n/a", "", "");
+        t.complete = false;
+      }
+    }
+    if (ok) {
+      std::printf(" ok (%lld sampled)", static_cast<long long>(r.sampled));
+    } else {
+      std::printf(" FAILED: %s (%lld of %lld sampled outputs bad)", r.error.c_str(),
+                  static_cast<long long>(r.sample_bad), static_cast<long long>(r.sampled));
+    }
+    if (r.compared) {
+      std::printf(", vs vendor %s", r.cross_ok ? "ok" : "MISMATCH");
+      if (!r.cross_ok) ++failures;
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+    results.push_back(r);
   }
   if (ran == 0) {
-    std::fprintf(stderr, "no shape named %s\n", only.c_str());
+    std::fprintf(stderr, "no shape named %s\n", o.only.c_str());
     return 2;
+  }
+
+  if (o.vendor) {
+    std::printf("\nvendor details and full-tensor comparison (vaeconv vs vendor output, rel L2 = "
+                "||a-b||/||b||, tolerance %.0e)\n", kCrossRelL2Tol);
+    std::printf("%-26s %-44s %10s %11s %10s  %s\n", "id", "vendor algorithm", "workspace", "max|diff|", "rel L2",
+                "bias");
+    for (const Result& r : results) {
+      const auto& v = r.vendor;
+      if (!v.ran) {
+        std::printf("%-26s vendor failed: %s\n", r.shape->id, v.error.c_str());
+        continue;
+      }
+      char wsb[32];
+      std::snprintf(wsb, sizeof wsb, "%.1f MB", double(v.workspace_bytes) / 1e6);
+      if (r.compared)
+        std::printf("%-26s %-44s %10s %11.3g %10.2e  %s%s\n", r.shape->id, v.algo.c_str(), wsb, r.max_abs,
+                    r.rel_l2, v.bias_mode.c_str(), r.nonfinite ? "  NON-FINITE VALUES" : "");
+      else
+        std::printf("%-26s %-44s %10s %11s %10s  %s\n", r.shape->id, v.algo.c_str(), wsb, "-", "-",
+                    v.bias_mode.c_str());
+    }
+  }
+
+  if (o.only.empty()) {
+    auto line = [&](const char* what, const Totals& t) {
+      std::printf("weighted, %s: vaeconv %.2f ms", what, t.vaeconv / 1e3);
+      if (o.vendor && t.vendor_calls) {
+        std::printf(", vendor conv %.2f ms, vendor + pad/upsample %.2f ms; ratio %.3f (conv), %.3f (engine)",
+                    t.conv / 1e3, t.pipeline / 1e3, t.vaeconv / t.conv, t.vaeconv / t.pipeline);
+      }
+      if (!t.complete) std::printf("  [INCOMPLETE: some shapes failed or have no vendor time]");
+      std::printf("\n");
+    };
+    std::printf("\n");
+    line("one 1024^2 encode+decode (58 calls)", t1024);
+    line("hot 1328^2 rows (28 calls)         ", t1328);
+  }
+  if (!o.json.empty()) {
+    write_json(o.json, o, prop.name, vendor_name, o.vendor, results, t1024, t1328);
+    std::printf("wrote %s\n", o.json.c_str());
   }
   return failures ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "vaeconv/api/device_weights.hpp"
 #include "vaeconv_kernels.hpp"
@@ -23,32 +24,43 @@ int report(const vaeconv::Status& s, char* msg, size_t len) {
   return static_cast<int>(s.code());
 }
 
-vaeconv::Status to_desc(const vaeconv_conv_shape* s, vaeconv::ConvDesc* d) {
+vaeconv::Status to_desc(const vaeconv_conv_shape* s, vaeconv::ConvDesc* d,
+                        vaeconv::DType dt = vaeconv::DType::kBF16) {
   using vaeconv::ConvDesc;
   if (s == nullptr) return {vaeconv::StatusCode::kInvalidArgument, "shape is null"};
   switch (s->kind) {
-    case VAECONV_CAUSAL_3X3X3: *d = ConvDesc::causal3x3x3(s->n, s->t, s->h, s->w, s->cin, s->cout); break;
-    case VAECONV_DOWNSAMPLE: *d = ConvDesc::downsample(s->n, s->t, s->h, s->w, s->cin, s->cout); break;
-    case VAECONV_UPSAMPLE: *d = ConvDesc::upsample2x(s->n, s->t, s->h, s->w, s->cin, s->cout); break;
+    case VAECONV_CAUSAL_3X3X3: *d = ConvDesc::causal3x3x3(s->n, s->t, s->h, s->w, s->cin, s->cout, dt); break;
+    case VAECONV_DOWNSAMPLE: *d = ConvDesc::downsample(s->n, s->t, s->h, s->w, s->cin, s->cout, dt); break;
+    case VAECONV_UPSAMPLE: *d = ConvDesc::upsample2x(s->n, s->t, s->h, s->w, s->cin, s->cout, dt); break;
     default:
       return {vaeconv::StatusCode::kInvalidArgument, "unknown conv kind " + std::to_string(s->kind)};
   }
   return d->validate();
 }
 
-}  // namespace
-
-extern "C" int vaeconv_weights_create_bf16(const vaeconv_conv_shape* shape, const uint16_t* weights,
-                                           int64_t count, void* stream, vaeconv_weights** out,
-                                           char* msg, size_t msg_len) {
+int create_weights(const vaeconv_conv_shape* shape, const uint16_t* weights, int64_t count,
+                   void* stream, vaeconv_weights** out, char* msg, size_t msg_len,
+                   vaeconv::DType dt) {
   if (out == nullptr)
     return report({vaeconv::StatusCode::kInvalidArgument, "out is null"}, msg, msg_len);
   *out = nullptr;
   vaeconv::ConvDesc d;
-  vaeconv::Status s = to_desc(shape, &d);
+  vaeconv::Status s = to_desc(shape, &d, dt);
   if (!s.ok()) return report(s, msg, msg_len);
   vaeconv::PackedWeightsHost host;
-  s = vaeconv::pack_weights_bf16(d, weights, count, &host);
+  if (dt == vaeconv::DType::kBF16) {
+    s = vaeconv::pack_weights_bf16(d, weights, count, &host);
+  } else {
+    vaeconv::ConvDesc bf = d;
+    bf.set_dtypes(vaeconv::DType::kBF16);
+    vaeconv::PackedWeightsHost unused;
+    s = vaeconv::pack_weights_bf16(bf, weights, count, &unused);  // validates count and pointer
+    if (s.ok()) {
+      std::vector<float> f(static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i) f[size_t(i)] = vaeconv::bf16_to_float(weights[i]);
+      s = vaeconv::pack_weights_fp8(d, f.data(), &host);
+    }
+  }
   if (!s.ok()) return report(s, msg, msg_len);
   auto* w = new (std::nothrow) vaeconv_weights;
   if (w == nullptr) return report({vaeconv::StatusCode::kRuntimeError, "out of host memory"}, msg, msg_len);
@@ -61,7 +73,47 @@ extern "C" int vaeconv_weights_create_bf16(const vaeconv_conv_shape* shape, cons
   return report(s, msg, msg_len);
 }
 
+}  // namespace
+
+extern "C" int vaeconv_weights_create_bf16(const vaeconv_conv_shape* shape, const uint16_t* weights,
+                                           int64_t count, void* stream, vaeconv_weights** out,
+                                           char* msg, size_t msg_len) {
+  return create_weights(shape, weights, count, stream, out, msg, msg_len, vaeconv::DType::kBF16);
+}
+
+extern "C" int vaeconv_weights_create_fp8(const vaeconv_conv_shape* shape, const uint16_t* weights,
+                                          int64_t count, void* stream, vaeconv_weights** out,
+                                          char* msg, size_t msg_len) {
+  return create_weights(shape, weights, count, stream, out, msg, msg_len, vaeconv::DType::kFP8E4M3);
+}
+
 extern "C" void vaeconv_weights_destroy(vaeconv_weights* weights) { delete weights; }
+
+extern "C" size_t vaeconv_quantize_fp8_workspace_bytes(int64_t n) {
+  return vaeconv::precompiled::quantize_fp8_workspace_bytes(n);
+}
+
+extern "C" int vaeconv_quantize_fp8(const void* x_bf16, int64_t n, void* y_fp8, float* scale,
+                                    void* workspace, size_t workspace_bytes, void* stream,
+                                    char* msg, size_t msg_len) {
+  return report(vaeconv::precompiled::quantize_fp8(x_bf16, n, y_fp8, scale, workspace,
+                                                   workspace_bytes, stream),
+                msg, msg_len);
+}
+
+extern "C" int vaeconv_conv_fp8(const vaeconv_conv_shape* shape, const void* x, const float* x_scale,
+                                const vaeconv_weights* weights, const float* bias,
+                                const void* residual, void* y, const float* y_scale, void* stream,
+                                char* msg, size_t msg_len) {
+  vaeconv::ConvDesc d;
+  vaeconv::Status s = to_desc(shape, &d, vaeconv::DType::kFP8E4M3);
+  if (!s.ok()) return report(s, msg, msg_len);
+  if (y_scale) d.out_dtype = vaeconv::DType::kFP8E4M3;
+  if (weights == nullptr)
+    return report({vaeconv::StatusCode::kInvalidArgument, "weights is null"}, msg, msg_len);
+  vaeconv::ConvArgs args{x, weights->device.view(), bias, residual, y, x_scale, y_scale};
+  return report(vaeconv::precompiled::conv_forward(d, args, stream), msg, msg_len);
+}
 
 extern "C" int vaeconv_conv_bf16(const vaeconv_conv_shape* shape, const void* x,
                                  const vaeconv_weights* weights, const float* bias,

@@ -1,6 +1,7 @@
 /* vaeconv_c.h — the C ABI of libvaeconv_kernels, for engines that do not compile templates.
  *
- * Tensors are dense NDHWC (N, T, H, W, C) bf16 on the device; bias is fp32 [Cout]. Every call
+ * Tensors are dense NDHWC (N, T, H, W, C) on the device, bf16 or FP8 (e4m3fn); bias is fp32
+ * [Cout]. Every call
  * returns a vaeconv_status_code and, when `msg` is not NULL, writes a NUL-terminated message.
  * Weights are packed and uploaded once (vaeconv_weights_create_bf16); calls never allocate,
  * never synchronize, and may run concurrently from several host threads.
@@ -49,6 +50,25 @@ void vaeconv_weights_destroy(vaeconv_weights* weights);
 int vaeconv_conv_bf16(const vaeconv_conv_shape* shape, const void* x,
                       const vaeconv_weights* weights, const float* bias, const void* residual,
                       void* y, void* stream, char* msg, size_t msg_len);
+
+/* FP8 (OCP e4m3fn). Weights are quantized per output channel at creation (from bf16). */
+int vaeconv_weights_create_fp8(const vaeconv_conv_shape* shape, const uint16_t* weights,
+                               int64_t count, void* stream, vaeconv_weights** out, char* msg,
+                               size_t msg_len);
+
+/* Workspace bytes for vaeconv_quantize_fp8 of n elements (0 on failure). */
+size_t vaeconv_quantize_fp8_workspace_bytes(int64_t n);
+
+/* y_fp8 = e4m3fn(x / scale), scale = max|x| / 448 written to scale[0] (device); no host sync. */
+int vaeconv_quantize_fp8(const void* x_bf16, int64_t n, void* y_fp8, float* scale,
+                         void* workspace, size_t workspace_bytes, void* stream, char* msg,
+                         size_t msg_len);
+
+/* FP8 conv: x holds e4m3fn bytes with per-tensor scale x_scale (device). y is bf16, or e4m3fn at
+ * y_scale (device) when y_scale is not NULL. bias, residual (bf16) may be NULL. */
+int vaeconv_conv_fp8(const vaeconv_conv_shape* shape, const void* x, const float* x_scale,
+                     const vaeconv_weights* weights, const float* bias, const void* residual,
+                     void* y, const float* y_scale, void* stream, char* msg, size_t msg_len);
 
 const char* vaeconv_version(void);
 const char* vaeconv_backend(void); /* "hip" or "cuda" */

@@ -8,4 +8,9 @@ namespace vaeconv::precompiled {
 
 Status conv_forward(const ConvDesc& desc, const ConvArgs& args, void* stream);
 
+// api/quantize.hpp, compiled once: bf16 -> e4m3fn with a device-side per-tensor scale.
+size_t quantize_fp8_workspace_bytes(int64_t n);
+Status quantize_fp8(const void* x_bf16, int64_t n, void* y_fp8, float* scale, void* workspace,
+                    size_t workspace_bytes, void* stream);
+
 }  // namespace vaeconv::precompiled

@@ -11,6 +11,7 @@
 #include "vaeconv/core/status.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/conv_desc.hpp"
+#include "vaeconv/conv/fp8_scale.hpp"
 #include "vaeconv/conv/packed_weights.hpp"
 #include "vaeconv/conv/vae_shapes.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
@@ -19,4 +20,5 @@
 #if defined(VAECONV_GPU_COMPILER)
 #include "vaeconv/api/conv.hpp"
 #include "vaeconv/api/device_weights.hpp"
+#include "vaeconv/api/quantize.hpp"
 #endif

@@ -59,14 +59,14 @@ inline CaseResult run_conv_case(const ConvDesc& d, const CaseOptions& o) {
   PackedWeightsHost packed;
   res.status = pack_weights_bf16(d, w_f.data(), &packed);
   if (!res.status.ok()) return res;
-  GuardedBuffer x_dev(size_t(x_n) * 2), y_dev(size_t(y_n) * 2), w_dev(packed.data.size() * 2),
+  GuardedBuffer x_dev(size_t(x_n) * 2), y_dev(size_t(y_n) * 2), w_dev(packed.bf16.size() * 2),
       b_dev(bias.size() * 4), r_dev(size_t(has_res ? y_n : 1) * 2);
   if (!x_dev.ok() || !y_dev.ok() || !w_dev.ok() || !b_dev.ok() || !r_dev.ok()) {
     res.status = Status(StatusCode::kRuntimeError, "hipMalloc failed");
     return res;
   }
   x_dev.upload(x_bits.data(), x_bits.size() * 2);
-  w_dev.upload(packed.data.data(), packed.data.size() * 2);
+  w_dev.upload(packed.bf16.data(), packed.bf16.size() * 2);
   b_dev.upload(bias.data(), bias.size() * 4);
   std::vector<uint16_t> y_init(static_cast<size_t>(y_n), kPoisonBf16);
   if (o.residual_in_place) y_init = r_bits;

@@ -34,9 +34,9 @@ Problem make_problem(const ConvDesc& d, uint32_t seed) {
 // Runs the C++ entry on `stream`; returns the output bits.
 std::vector<uint16_t> run_cpp(const Problem& p, hipStream_t stream) {
   GuardedBuffer x(p.x.size() * 2), y(size_t(p.d.out_elements()) * 2),
-      w(p.packed.data.size() * 2), b(p.bias.size() * 4);
+      w(p.packed.bf16.size() * 2), b(p.bias.size() * 4);
   x.upload(p.x.data(), p.x.size() * 2);
-  w.upload(p.packed.data.data(), p.packed.data.size() * 2);
+  w.upload(p.packed.bf16.data(), p.packed.bf16.size() * 2);
   b.upload(p.bias.data(), p.bias.size() * 4);
   (void)hipMemset(y.ptr(), 0xFF, y.bytes());
   ConvArgs a;

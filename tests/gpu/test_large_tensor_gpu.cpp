@@ -52,10 +52,10 @@ TEST(LargeTensor, CausalVideoPast2To31Elements) {
   void *xd = nullptr, *yd = nullptr, *wd = nullptr, *bd = nullptr;
   VAECONV_HIP_CHECK(hipMalloc(&xd, x_n * 2));
   VAECONV_HIP_CHECK(hipMalloc(&yd, y_n * 2));
-  VAECONV_HIP_CHECK(hipMalloc(&wd, packed.data.size() * 2));
+  VAECONV_HIP_CHECK(hipMalloc(&wd, packed.bf16.size() * 2));
   VAECONV_HIP_CHECK(hipMalloc(&bd, bias.size() * 4));
   VAECONV_HIP_CHECK(hipMemcpy(xd, x.data(), x_n * 2, hipMemcpyHostToDevice));
-  VAECONV_HIP_CHECK(hipMemcpy(wd, packed.data.data(), packed.data.size() * 2, hipMemcpyHostToDevice));
+  VAECONV_HIP_CHECK(hipMemcpy(wd, packed.bf16.data(), packed.bf16.size() * 2, hipMemcpyHostToDevice));
   VAECONV_HIP_CHECK(hipMemcpy(bd, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
   VAECONV_HIP_CHECK(hipMemset(yd, 0xFF, y_n * 2));  // 0xFFFF: a bf16 NaN
 

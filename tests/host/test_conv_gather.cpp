@@ -36,9 +36,11 @@ Expected expected(const ConvDesc& d, const PackedWeightsInfo& w, int64_t n, int6
   return {true, n * s.n + it * s.t + ih * s.h + iw * s.w + c};
 }
 
-template <class Geo, int BM, int BN, int BK, int kThreads>
-void check_gather(const ConvDesc& d) {
-  constexpr int kChunks = BK / 8, kRowStep = kThreads / kChunks, kRows = BM / kRowStep;
+template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes = 2>
+void check_gather(ConvDesc d) {
+  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+  constexpr int kChunkElems = 16 / kElemBytes;
+  constexpr int kChunks = BK / kChunkElems, kRowStep = kThreads / kChunks, kRows = BM / kRowStep;
   PackedWeightsInfo w;
   ASSERT_TRUE(packed_info_for(d, &w).ok());
   ConvArgs a;
@@ -53,12 +55,12 @@ void check_gather(const ConvDesc& d) {
       const int64_t base = kernel::input_view_offset(p, b);
       for (int tid = 0; tid < kThreads; ++tid) {
         const int chunk = tid % kChunks, row0 = tid / kChunks;
-        kernel::ConvGather<Geo, kRows, kRowStep, BK> g;
+        kernel::ConvGather<Geo, kRows, kRowStep, BK, kElemBytes> g;
         g.init(p, b, row0, chunk);
         for (int kt = 0; kt < k_tiles; ++kt) {
           for (int i = 0; i < kRows; ++i) {
             const int m = b.m0 + row0 + i * kRowStep;
-            const int64_t k = int64_t(kt) * BK + chunk * 8;
+            const int64_t k = int64_t(kt) * BK + chunk * kChunkElems;
             Expected e{false, 0};
             if (m < p.frame_pixels) e = expected(d, w, b.n, b.ot, m / p.wo, m % p.wo, k);
             ASSERT_EQ(g.valid(p, i), e.valid)
@@ -66,7 +68,7 @@ void check_gather(const ConvDesc& d) {
                 << " k " << k;
             if (e.valid) {
               ASSERT_EQ(g.at(p, i) % 16, 0u) << "16-byte chunks stay aligned";
-              ASSERT_EQ(base + g.at(p, i) / 2, e.offset)
+              ASSERT_EQ(base + g.at(p, i) / kElemBytes, e.offset)
                   << d.to_string() << " m " << m << " k " << k;
               ASSERT_LT(g.at(p, i), p.x_view_bytes) << "offset inside the frame's view";
               ++valid_seen;
@@ -102,6 +104,13 @@ TEST(ConvGather, UpsampleReadsTheSource) {
   check_gather<kernel::UpsampleGeometry, 16, 32, 16, 32>(ConvDesc::upsample2x(1, 1, 1, 1, 8, 8));
 }
 
+TEST(ConvGather, Fp8ChunksOfSixteen) {
+  check_gather<kernel::CausalGeometry, 32, 32, 64, 64, 1>(ConvDesc::causal3x3x3(2, 1, 5, 7, 32, 8));
+  check_gather<kernel::CausalGeometry, 32, 32, 64, 64, 1>(ConvDesc::causal3x3x3(1, 3, 3, 4, 16, 8));
+  check_gather<kernel::DownsampleGeometry, 32, 32, 64, 64, 1>(ConvDesc::downsample(1, 1, 7, 6, 48, 8));
+  check_gather<kernel::UpsampleGeometry, 16, 32, 32, 32, 1>(ConvDesc::upsample2x(1, 1, 3, 2, 16, 8));
+}
+
 TEST(ConvGather, StridedInput) {
   ConvDesc d = ConvDesc::causal3x3x3(2, 2, 4, 5, 16, 8);
   d.in_strides = {4 * 2 * 4 * 5 * 32, 2 * 4 * 5 * 32, 5 * 32 + 8, 32, 1};  // padded pixels, rows, frames
@@ -118,7 +127,7 @@ TEST(WeightGather, RowsAndTail) {
   const ConvParams p = make_params(d, a, 32, 32);
   ASSERT_EQ(p.n_tiles, 2);
   const BlockCoord b = kernel::block_coord(p, 1, 0, 32, 32);  // second Cout tile
-  kernel::WeightGather<2, 16, 32> g;
+  kernel::WeightGather<2, 16, 32, 2> g;
   g.init(b, 3, 1);
   EXPECT_TRUE(g.valid(p, 0));   // n = 32 + 3
   EXPECT_FALSE(g.valid(p, 1));  // n = 32 + 19 >= 40

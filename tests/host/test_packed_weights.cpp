@@ -26,10 +26,10 @@ void check_packing(const ConvDesc& d, int src_kt, int taps_t, int kt_base) {
   EXPECT_EQ(p.info.k, taps_t * 9 * d.cin);
   EXPECT_EQ(p.info.k_pad % kPackK, 0);
   EXPECT_GE(p.info.k_pad, p.info.k);
-  ASSERT_EQ(int64_t(p.data.size()), d.cout * p.info.k_pad);
+  ASSERT_EQ(int64_t(p.bf16.size()), d.cout * p.info.k_pad);
   for (int64_t co = 0; co < d.cout; ++co)
     for (int64_t k = 0; k < p.info.k_pad; ++k) {
-      const uint16_t got = p.data[size_t(co * p.info.k_pad + k)];
+      const uint16_t got = p.bf16[size_t(co * p.info.k_pad + k)];
       if (k >= p.info.k) {
         ASSERT_EQ(got, 0) << "K tail must be zero";
         continue;
@@ -63,7 +63,7 @@ TEST(PackedWeights, FromBf16BitsMatchesFloats) {
   PackedWeightsHost a, b;
   ASSERT_TRUE(pack_weights_bf16(d, w.data(), &a).ok());
   ASSERT_TRUE(pack_weights_bf16(d, bits.data(), int64_t(bits.size()), &b).ok());
-  EXPECT_EQ(a.data, b.data);
+  EXPECT_EQ(a.bf16, b.bf16);
   EXPECT_EQ(pack_weights_bf16(d, bits.data(), int64_t(bits.size()) - 1, &b).code(),
             StatusCode::kInvalidArgument);
 }

@@ -41,7 +41,8 @@ inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
 
 template <class Policy, class Geo>
 inline Status launch_geometry(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  if (d.cin % 8 == 0) return launch_tile<Policy, Geo, true>(d, a, stream);
+  // 16-byte chunks never straddle a tap when Cin is a multiple of a chunk's elements.
+  if (d.cin % Policy::kChunkElems == 0) return launch_tile<Policy, Geo, true>(d, a, stream);
   return launch_tile<Policy, Geo, false>(d, a, stream);
 }
 
@@ -58,16 +59,23 @@ inline Status launch_policy(const ConvDesc& d, const ConvArgs& a, hipStream_t st
   return Status(StatusCode::kUnsupported, "unknown conv kind");
 }
 
+template <DType kType>
+inline Status launch_type(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  using T = kernel::Tiles<kType>;
+  switch (kernel::choose_tile(d.cout)) {
+    case kernel::TileId::kTiny: return launch_policy<typename T::Tiny>(d, a, stream);
+    case kernel::TileId::kNarrow: return launch_policy<typename T::Narrow>(d, a, stream);
+    case kernel::TileId::kWide: return launch_policy<typename T::Wide>(d, a, stream);
+  }
+  return Status(StatusCode::kUnsupported, "no tile");
+}
+
 }  // namespace detail
 
 inline Status conv_forward(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   VAECONV_RETURN_IF_ERROR(validate_for_kernels(d, a));
-  switch (kernel::choose_tile(d.cout)) {
-    case kernel::TileId::kTiny: return detail::launch_policy<kernel::TinyPolicy>(d, a, stream);
-    case kernel::TileId::kNarrow: return detail::launch_policy<kernel::NarrowPolicy>(d, a, stream);
-    case kernel::TileId::kWide: return detail::launch_policy<kernel::WidePolicy>(d, a, stream);
-  }
-  return Status(StatusCode::kUnsupported, "no tile");
+  if (d.in_dtype == DType::kFP8E4M3) return detail::launch_type<DType::kFP8E4M3>(d, a, stream);
+  return detail::launch_type<DType::kBF16>(d, a, stream);
 }
 
 }  // namespace vaeconv

@@ -14,13 +14,18 @@ class DeviceWeights {
   DeviceWeights() = default;
   DeviceWeights(const DeviceWeights&) = delete;
   DeviceWeights& operator=(const DeviceWeights&) = delete;
-  DeviceWeights(DeviceWeights&& o) noexcept : data_(o.data_), info_(o.info_) { o.data_ = nullptr; }
+  DeviceWeights(DeviceWeights&& o) noexcept : data_(o.data_), scales_(o.scales_), info_(o.info_) {
+    o.data_ = nullptr;
+    o.scales_ = nullptr;
+  }
   DeviceWeights& operator=(DeviceWeights&& o) noexcept {
     if (this != &o) {
       release();
       data_ = o.data_;
+      scales_ = o.scales_;
       info_ = o.info_;
       o.data_ = nullptr;
+      o.scales_ = nullptr;
     }
     return *this;
   }
@@ -29,32 +34,40 @@ class DeviceWeights {
   // Copies host-packed weights to a fresh device buffer (synchronously with respect to `stream`'s
   // later work: the copy is enqueued on it).
   Status upload(const PackedWeightsHost& host, hipStream_t stream) {
-    if (int64_t(host.data.size()) != host.info.cout * host.info.k_pad)
+    const bool fp8 = host.info.dtype == DType::kFP8E4M3;
+    if (int64_t(host.byte_size()) != host.info.bytes())
       return Status(StatusCode::kInvalidArgument, "packed weights: data size does not match info");
+    if (fp8 && int64_t(host.scales.size()) != host.info.cout)
+      return Status(StatusCode::kInvalidArgument, "packed fp8 weights: one scale per channel");
     release();
-    const size_t bytes = host.data.size() * sizeof(uint16_t);
-    hipError_t e = hipMalloc(&data_, bytes);
+    hipError_t e = hipMalloc(&data_, host.byte_size());
+    if (e == hipSuccess && fp8) e = hipMalloc(&scales_, host.scales.size() * sizeof(float));
+    if (e == hipSuccess)
+      e = hipMemcpyAsync(data_, host.bytes(), host.byte_size(), hipMemcpyHostToDevice, stream);
+    if (e == hipSuccess && fp8)
+      e = hipMemcpyAsync(scales_, host.scales.data(), host.scales.size() * sizeof(float),
+                         hipMemcpyHostToDevice, stream);
+    if (e == hipSuccess) e = hipStreamSynchronize(stream);  // the host vectors may go away next
     if (e != hipSuccess) {
-      data_ = nullptr;
-      return Status(StatusCode::kRuntimeError, std::string("hipMalloc: ") + hipGetErrorString(e));
+      release();
+      return Status(StatusCode::kRuntimeError, std::string("weight upload: ") + hipGetErrorString(e));
     }
-    e = hipMemcpyAsync(data_, host.data.data(), bytes, hipMemcpyHostToDevice, stream);
-    if (e == hipSuccess) e = hipStreamSynchronize(stream);  // the host vector may go away next
-    if (e != hipSuccess)
-      return Status(StatusCode::kRuntimeError, std::string("hipMemcpy: ") + hipGetErrorString(e));
     info_ = host.info;
     return Status::Ok();
   }
 
-  WeightsView view() const { return {data_, info_}; }
+  WeightsView view() const { return {data_, info_, static_cast<const float*>(scales_)}; }
   const PackedWeightsInfo& info() const { return info_; }
 
  private:
   void release() {
     if (data_) (void)hipFree(data_);
+    if (scales_) (void)hipFree(scales_);
     data_ = nullptr;
+    scales_ = nullptr;
   }
   void* data_ = nullptr;
+  void* scales_ = nullptr;
   PackedWeightsInfo info_;
 };
 

@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 
+#include "vaeconv/arch/fp8_fnuz.hpp"
 #include "vaeconv/arch/fragment_layouts.hpp"
 #include "vaeconv/core/config.hpp"
 
@@ -62,9 +63,25 @@ struct Cdna {
     (void)s; (void)i; (void)view; (void)offset; (void)valid;
 #endif
   }
-  template <int N>
+  // LDS receives every operand byte exactly once per block: the place to make e4m3fn bytes safe
+  // for gfx942's FNUZ instructions (fp8_fnuz.hpp). bf16 and gfx950 store as loaded.
+  template <int kElemBytes>
+  VAECONV_DEVICE static i32x4 lds_bytes(i32x4 v) {
+#if defined(__gfx942__)
+    if constexpr (kElemBytes == 1) {
+      VAECONV_UNROLL
+      for (int i = 0; i < 4; ++i) v[i] = int(e4m3fn_bytes_for_fnuz(uint32_t(v[i])));
+    }
+#endif
+    return v;
+  }
+  template <int kElemBytes, int N>
   VAECONV_DEVICE static void flush(Slot<N>& s, int i, void* lds_dst) {
-    *static_cast<i32x4*>(lds_dst) = s.v[i];
+    *static_cast<i32x4*>(lds_dst) = lds_bytes<kElemBytes>(s.v[i]);
+  }
+  template <int kElemBytes>
+  VAECONV_DEVICE static void store_lds(void* lds_dst, uint4 v) {
+    *static_cast<i32x4*>(lds_dst) = lds_bytes<kElemBytes>(i32x4{int(v.x), int(v.y), int(v.z), int(v.w)});
   }
   VAECONV_DEVICE static void commit() {}
   template <int Pending>
@@ -96,8 +113,9 @@ struct Cdna {
     using FragA = Frag16B;
     using FragB = Frag16B;
     struct FragC { f32x16 v; };
-    VAECONV_DEVICE static void load_a(FragA& a, const void* chunk) { load_chunk(a, chunk); }
-    VAECONV_DEVICE static void load_b(FragB& b, const void* chunk) { load_chunk(b, chunk); }
+    VAECONV_DEVICE static float acc_scale() { return 1.f; }
+    VAECONV_DEVICE static void load_a(FragA& a, int, const void* chunk) { load_chunk(a, chunk); }
+    VAECONV_DEVICE static void load_b(FragB& b, int, const void* chunk) { load_chunk(b, chunk); }
     VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
 #if defined(__gfx950__)
       c.v = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, a.v),
@@ -118,8 +136,9 @@ struct Cdna {
     using FragA = Frag16B;
     using FragB = Frag16B;
     struct FragC { f32x4 v; };
-    VAECONV_DEVICE static void load_a(FragA& a, const void* chunk) { load_chunk(a, chunk); }
-    VAECONV_DEVICE static void load_b(FragB& b, const void* chunk) { load_chunk(b, chunk); }
+    VAECONV_DEVICE static float acc_scale() { return 1.f; }
+    VAECONV_DEVICE static void load_a(FragA& a, int, const void* chunk) { load_chunk(a, chunk); }
+    VAECONV_DEVICE static void load_b(FragB& b, int, const void* chunk) { load_chunk(b, chunk); }
     VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
 #if defined(__gfx950__)
       c.v = __builtin_amdgcn_mfma_f32_16x16x32_bf16(__builtin_bit_cast(bf16x8, a.v),
@@ -132,6 +151,56 @@ struct Cdna {
 #endif
     }
   };
+
+  // 32x32x64 e4m3: two adjacent 16-byte chunks per lane (fragment_layouts.hpp: Mfma32x32x64Fp8).
+  // gfx950: one v_mfma_f32_32x32x64_f8f6f4 with literal unit scales (the compiler then emits the
+  // unscaled form). gfx942: four v_mfma_f32_32x32x16_fp8_fp8 on the lane's 8-byte quarters; the
+  // bytes were made FNUZ-safe on their way into LDS and the product reads as a quarter.
+  struct AtomFp8 {
+    using Layout = layout::Mfma32x32x64Fp8;
+    static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;
+    using i32x8 = int __attribute__((ext_vector_type(8)));
+    struct FragA { i32x4 v[2]; };
+    struct FragB { i32x4 v[2]; };
+    struct FragC { f32x16 v; };
+    VAECONV_DEVICE static float acc_scale() {
+#if defined(__gfx942__)
+      return kFnuzProductScale;
+#else
+      return 1.f;
+#endif
+    }
+    VAECONV_DEVICE static void load_a(FragA& a, int part, const void* chunk) {
+      a.v[part] = *static_cast<const i32x4*>(chunk);
+    }
+    VAECONV_DEVICE static void load_b(FragB& b, int part, const void* chunk) {
+      b.v[part] = *static_cast<const i32x4*>(chunk);
+    }
+    VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
+#if defined(__gfx950__)
+      const i32x8 a8 = {a.v[0][0], a.v[0][1], a.v[0][2], a.v[0][3],
+                        a.v[1][0], a.v[1][1], a.v[1][2], a.v[1][3]};
+      const i32x8 b8 = {b.v[0][0], b.v[0][1], b.v[0][2], b.v[0][3],
+                        b.v[1][0], b.v[1][1], b.v[1][2], b.v[1][3]};
+      // atype = btype = 0 (E4M3); opsel and E8M0 scales 0: the unscaled instruction.
+      c.v = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(a8, b8, c.v, 0, 0, 0, 0, 0, 0);
+#elif defined(__gfx942__)
+      VAECONV_UNROLL
+      for (int q = 0; q < 4; ++q) {
+        const long aq = (long(uint32_t(a.v[q / 2][2 * (q % 2) + 1])) << 32) |
+                        long(uint32_t(a.v[q / 2][2 * (q % 2)]));
+        const long bq = (long(uint32_t(b.v[q / 2][2 * (q % 2) + 1])) << 32) |
+                        long(uint32_t(b.v[q / 2][2 * (q % 2)]));
+        c.v = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(aq, bq, c.v, 0, 0, 0);
+      }
+#else
+      (void)c; (void)a; (void)b;
+#endif
+    }
+  };
+  // The 16x16x128 f8f6f4 lane layout is not documented where we could check it: narrow FP8 tiles
+  // use the 32x32x64 atom on AMD.
+  using AtomFp8Narrow = AtomFp8;
 };
 
 }  // namespace vaeconv::arch

@@ -57,8 +57,13 @@ struct Nvidia {
 #endif
   }
   // Moves a slot's staged data to LDS: nothing to do for cp.async.
-  template <int N>
+  template <int kElemBytes, int N>
   VAECONV_DEVICE static void flush(Slot<N>&, int, void*) {}
+  // Stores a chunk gathered in registers (the element-wise gather) to LDS.
+  template <int kElemBytes>
+  VAECONV_DEVICE static void store_lds(void* lds_dst, uint4 v) {
+    *static_cast<uint4*>(lds_dst) = v;
+  }
 
   VAECONV_DEVICE static void commit() {
 #if defined(__CUDA_ARCH__)
@@ -81,8 +86,9 @@ struct Nvidia {
     struct FragB { uint32_t r[4]; };
     struct FragC { float v[8]; };
 
+    VAECONV_DEVICE static float acc_scale() { return 1.f; }
     // a_chunk_ptr: the 16-byte LDS chunk this lane points at (Layout::a_lds_row/a_lds_chunk).
-    VAECONV_DEVICE static void load_a(FragA& a, const void* a_chunk_ptr) {
+    VAECONV_DEVICE static void load_a(FragA& a, int, const void* a_chunk_ptr) {
 #if defined(__CUDA_ARCH__)
       asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                    : "=r"(a.r[0]), "=r"(a.r[1]), "=r"(a.r[2]), "=r"(a.r[3])
@@ -91,7 +97,7 @@ struct Nvidia {
       (void)a; (void)a_chunk_ptr;
 #endif
     }
-    VAECONV_DEVICE static void load_b(FragB& b, const void* b_chunk_ptr) {
+    VAECONV_DEVICE static void load_b(FragB& b, int, const void* b_chunk_ptr) {
 #if defined(__CUDA_ARCH__)
       asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                    : "=r"(b.r[0]), "=r"(b.r[1]), "=r"(b.r[2]), "=r"(b.r[3])
@@ -119,6 +125,36 @@ VAECONV_UNROLL
   };
   // The m16n16 atom is already as narrow as a tile gets: the narrow atom is the same one.
   using AtomBf16Narrow = AtomBf16;
+
+  // --- Matrix atom: m16n16k32 e4m3 = two mma.sync.m16n8k32 ---------------------------------------
+  // Same ldmatrix addressing as the bf16 atom (16-byte rows); sm_89+ reads e4m3fn natively.
+  struct AtomFp8 {
+    using Layout = layout::MmaM16N16K32Fp8;
+    static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;
+    using FragA = AtomBf16::FragA;
+    using FragB = AtomBf16::FragB;
+    using FragC = AtomBf16::FragC;
+    VAECONV_DEVICE static float acc_scale() { return 1.f; }
+    VAECONV_DEVICE static void load_a(FragA& a, int part, const void* p) { AtomBf16::load_a(a, part, p); }
+    VAECONV_DEVICE static void load_b(FragB& b, int part, const void* p) { AtomBf16::load_b(b, part, p); }
+    VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+VAECONV_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(c.v[4 * h + 0]), "+f"(c.v[4 * h + 1]), "+f"(c.v[4 * h + 2]),
+              "+f"(c.v[4 * h + 3])
+            : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]),
+              "r"(b.r[2 * h + 1]));
+      }
+#else
+      (void)c; (void)a; (void)b;
+#endif
+    }
+  };
+  using AtomFp8Narrow = AtomFp8;
 };
 
 }  // namespace vaeconv::arch

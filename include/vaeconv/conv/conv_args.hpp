@@ -19,6 +19,7 @@ namespace vaeconv {
 struct WeightsView {
   const void* data = nullptr;
   PackedWeightsInfo info;
+  const float* scales = nullptr;   // fp8: [Cout] per-channel dequant scales (device)
 };
 
 struct ConvArgs {
@@ -27,6 +28,10 @@ struct ConvArgs {
   const float* bias = nullptr;     // [Cout] fp32, optional
   const void* residual = nullptr;  // bf16 like the output (desc.out_strides), optional; may be y
   void* y = nullptr;               // output, desc.out_strides
+  // FP8 operands: x holds e4m3fn bytes and x_scale (device, one float) its per-tensor scale, as
+  // quantize_fp8 writes it. An fp8 output (desc.out_dtype) needs y_scale (device, one float).
+  const float* x_scale = nullptr;
+  const float* y_scale = nullptr;
 };
 
 namespace detail {
@@ -74,8 +79,9 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   if (!detail::is_canonical(d))
     return unsupported("the kernels run the three VAE conv kinds exactly as their ConvDesc "
                        "factories define them (taps, stride, pad, upsample)" + what);
-  if (d.in_dtype != DType::kBF16 || d.out_dtype != DType::kBF16)
-    return unsupported("only bf16 operands and bf16 output are implemented" + what);
+  const bool fp8 = d.in_dtype == DType::kFP8E4M3;
+  const bool y_fp8 = d.out_dtype == DType::kFP8E4M3;
+  if (y_fp8 && !fp8) return unsupported("an fp8 output needs fp8 operands" + what);
 
   // Pointers.
   if (a.x == nullptr) return invalid("input pointer x is null");
@@ -86,11 +92,22 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
     return Status(StatusCode::kMisaligned, "x, y, residual and weights must be 16-byte aligned");
   if (a.bias && !detail::aligned(a.bias, 4))
     return Status(StatusCode::kMisaligned, "bias must be 4-byte aligned");
+  if (fp8) {
+    if (a.x_scale == nullptr) return invalid("fp8 input needs x_scale (device, one float)");
+    if (a.weights.scales == nullptr) return invalid("fp8 weights need their per-channel scales");
+    if (!detail::aligned(a.x_scale, 4) || !detail::aligned(a.weights.scales, 4))
+      return Status(StatusCode::kMisaligned, "scales must be 4-byte aligned");
+  }
+  if (y_fp8 && a.y_scale == nullptr) return invalid("fp8 output needs y_scale (device, one float)");
+  if (a.y_scale && !detail::aligned(a.y_scale, 4))
+    return Status(StatusCode::kMisaligned, "y_scale must be 4-byte aligned");
   // Vector (16-byte) access needs every pixel to start on a 16-byte boundary.
-  if (d.cin % 8 == 0 && (d.in_strides.n % 8 || d.in_strides.t % 8 || d.in_strides.h % 8 ||
-                         d.in_strides.w % 8))
+  const int64_t chunk_in = 16 / int64_t(size_of(d.in_dtype));
+  if (d.cin % chunk_in == 0 && (d.in_strides.n % chunk_in || d.in_strides.t % chunk_in ||
+                                d.in_strides.h % chunk_in || d.in_strides.w % chunk_in))
     return Status(StatusCode::kMisaligned,
-                  "input strides must be multiples of 8 elements when Cin % 8 == 0" + what);
+                  "input strides must be multiples of " + std::to_string(chunk_in) +
+                      " elements when Cin is" + what);
   if (d.cout % 8 == 0 && (d.out_strides.n % 8 || d.out_strides.t % 8 || d.out_strides.h % 8 ||
                           d.out_strides.w % 8))
     return Status(StatusCode::kMisaligned,
@@ -110,13 +127,14 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
                    ", time taps " + std::to_string(want.taps_t) + ")");
 
   // Index widths: 64-bit frame bases, 32-bit offsets inside a frame's view.
-  const int64_t esz = 2;
+  const int64_t esz = int64_t(size_of(d.in_dtype));
   if (d.out_h() * d.out_w() > detail::kInt31) return overflow("an output frame has > 2^31 pixels" + what);
   if (d.n * d.out_t() > 65535) return overflow("N * T_out must be <= 65535 (grid y)" + what);
   if (int64_t(want.taps_t) * d.in_strides.t * esz > detail::kInt31 ||
       d.in_strides.h * d.h * esz > detail::kInt31)
     return overflow("one input frame's view exceeds 2^31 bytes" + what);
-  if (d.out_strides.h * d.out_h() > detail::kInt31 || d.out_strides.w * d.out_w() > detail::kInt31)
+  if (d.out_strides.h * d.out_h() > detail::kInt31 || d.out_strides.w * d.out_w() > detail::kInt31 ||
+      d.in_strides.h * d.h > detail::kInt31)
     return overflow("one output frame exceeds 2^31 elements" + what);
   if (want.bytes() > detail::kInt31) return overflow("packed weights exceed 2^31 bytes" + what);
   if (d.up_h() > (1 << 29) || d.up_w() > (1 << 29)) return overflow("H or W too large" + what);
@@ -131,7 +149,17 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
     return Status(StatusCode::kOverlap, "output y overlaps the packed weights");
   if (a.bias && detail::ranges_overlap(a.y, y_bytes, a.bias, d.cout * 4))
     return Status(StatusCode::kOverlap, "output y overlaps bias");
-  if (a.residual && a.residual != a.y && detail::ranges_overlap(a.y, y_bytes, a.residual, y_bytes))
+  if (a.weights.scales && detail::ranges_overlap(a.y, y_bytes, a.weights.scales, d.cout * 4))
+    return Status(StatusCode::kOverlap, "output y overlaps the weight scales");
+  if ((a.x_scale && detail::ranges_overlap(a.y, y_bytes, a.x_scale, 4)) ||
+      (a.y_scale && detail::ranges_overlap(a.y, y_bytes, a.y_scale, 4)))
+    return Status(StatusCode::kOverlap, "output y overlaps a scale");
+  // The residual is bf16 whatever the output type: its span is the bf16 one.
+  const int64_t r_bytes = detail::tensor_span_bytes(d.out_strides, d.n, d.out_t(), d.out_h(),
+                                                    d.out_w(), d.cout, DType::kBF16);
+  if (a.residual && y_fp8 && a.residual == a.y)
+    return Status(StatusCode::kOverlap, "an fp8 output cannot be its own (bf16) residual");
+  if (a.residual && a.residual != a.y && detail::ranges_overlap(a.y, y_bytes, a.residual, r_bytes))
     return Status(StatusCode::kOverlap,
                   "residual partially overlaps output y (only residual == y is allowed)");
   return Status::Ok();
@@ -145,6 +173,10 @@ inline kernel::ConvParams make_params(const ConvDesc& d, const ConvArgs& a, int 
   p.bias = a.bias;
   p.residual = a.residual;
   p.y = a.y;
+  p.x_scale = a.x_scale;
+  p.w_scale = a.weights.scales;
+  p.y_scale = a.y_scale;
+  p.y_fp8 = d.out_dtype == DType::kFP8E4M3;
   p.h = int(d.h); p.w_ = int(d.w); p.t = int(d.t);
   p.cin = int(d.cin); p.cout = int(d.cout);
   p.ho = int(d.out_h()); p.wo = int(d.out_w()); p.to = int(d.out_t());
@@ -161,7 +193,7 @@ inline kernel::ConvParams make_params(const ConvDesc& d, const ConvArgs& a, int 
   p.m_blocks = int((p.frame_pixels + bm - 1) / bm);
   p.n_tiles = int((d.cout + bn - 1) / bn);
   // A frame's view reaches taps_t time slices (fewer at the end of the tensor).
-  const int64_t view = int64_t(p.taps_t) * d.in_strides.t * 2;
+  const int64_t view = int64_t(p.taps_t) * d.in_strides.t * int64_t(size_of(d.in_dtype));
   p.x_view_bytes = uint32_t(view < detail::kInt31 ? view : detail::kInt31);
   p.w_view_bytes = uint32_t(a.weights.info.bytes());
   return p;

@@ -11,11 +11,14 @@
 //
 // Packing is a host function on an explicit object: nothing is cached behind a pointer.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "vaeconv/conv/conv_desc.hpp"
+#include "vaeconv/conv/fp8_scale.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
+#include "vaeconv/core/numerics_fp8.hpp"
 
 namespace vaeconv {
 
@@ -34,7 +37,17 @@ struct PackedWeightsInfo {
 
 struct PackedWeightsHost {
   PackedWeightsInfo info;
-  std::vector<uint16_t> data;  // bf16 bits, [cout][k_pad]
+  std::vector<uint16_t> bf16;  // bf16 bits, [cout][k_pad] (bf16 weights)
+  std::vector<uint8_t> fp8;    // e4m3fn bytes, [cout][k_pad] (fp8 weights)
+  std::vector<float> scales;   // fp8: per output channel, weight = e4m3fn value * scale
+
+  const void* bytes() const {
+    return info.dtype == DType::kFP8E4M3 ? static_cast<const void*>(fp8.data())
+                                         : static_cast<const void*>(bf16.data());
+  }
+  size_t byte_size() const {
+    return info.dtype == DType::kFP8E4M3 ? fp8.size() : bf16.size() * sizeof(uint16_t);
+  }
 };
 
 namespace detail {
@@ -76,8 +89,9 @@ inline Status pack_weights_bf16(const ConvDesc& d, const float* w, PackedWeights
   PackedWeightsInfo info;
   VAECONV_RETURN_IF_ERROR(packed_info_for(d, &info));
   const int src_kt = d.kind == ConvKind::kCausal3x3x3 ? 3 : 1;
+  *out = PackedWeightsHost{};
   out->info = info;
-  out->data.assign(size_t(info.cout * info.k_pad), uint16_t(0));
+  out->bf16.assign(size_t(info.cout * info.k_pad), uint16_t(0));
   for (int64_t co = 0; co < info.cout; ++co)
     for (int kt = 0; kt < info.taps_t; ++kt)
       for (int kh = 0; kh < 3; ++kh)
@@ -85,8 +99,43 @@ inline Status pack_weights_bf16(const ConvDesc& d, const float* w, PackedWeights
           for (int64_t ci = 0; ci < info.cin; ++ci) {
             const int64_t src = (((co * info.cin + ci) * src_kt + (info.kt_base + kt)) * 3 + kh) * 3 + kw;
             const int64_t k = ((int64_t(kt) * 3 + kh) * 3 + kw) * info.cin + ci;
-            out->data[size_t(co * info.k_pad + k)] = float_to_bf16(w[src]);
+            out->bf16[size_t(co * info.k_pad + k)] = float_to_bf16(w[src]);
           }
+  return Status::Ok();
+}
+
+// Quantizes PyTorch-layout float weights to e4m3fn with one scale per output channel:
+// scale = amax / 448 over the channel's packed taps (1 for an all-zero channel), byte =
+// e4m3fn(w / scale), saturating; NaN stays NaN (and does not count towards amax).
+inline Status pack_weights_fp8(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
+  if (w == nullptr || out == nullptr)
+    return Status(StatusCode::kInvalidArgument, "pack_weights_fp8: null pointer");
+  if (d.weight_dtype != DType::kFP8E4M3)
+    return Status(StatusCode::kUnsupported, "pack_weights_fp8: the conv's weights are not fp8");
+  PackedWeightsInfo info;
+  VAECONV_RETURN_IF_ERROR(packed_info_for(d, &info));
+  const int src_kt = d.kind == ConvKind::kCausal3x3x3 ? 3 : 1;
+  *out = PackedWeightsHost{};
+  out->info = info;
+  out->fp8.assign(size_t(info.cout * info.k_pad), uint8_t(0));
+  out->scales.assign(size_t(info.cout), 1.f);
+  std::vector<float> row(size_t(info.k));
+  for (int64_t co = 0; co < info.cout; ++co) {
+    float amax = 0.f;
+    for (int kt = 0; kt < info.taps_t; ++kt)
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw)
+          for (int64_t ci = 0; ci < info.cin; ++ci) {
+            const int64_t src = (((co * info.cin + ci) * src_kt + (info.kt_base + kt)) * 3 + kh) * 3 + kw;
+            const int64_t k = ((int64_t(kt) * 3 + kh) * 3 + kw) * info.cin + ci;
+            row[size_t(k)] = w[src];
+            if (std::fabs(w[src]) > amax) amax = std::fabs(w[src]);  // NaN compares false
+          }
+    const float scale = fp8_scale_for_amax(amax);
+    out->scales[size_t(co)] = scale;
+    for (int64_t k = 0; k < info.k; ++k)
+      out->fp8[size_t(co * info.k_pad + k)] = float_to_e4m3fn(row[size_t(k)] / scale);
+  }
   return Status::Ok();
 }
 

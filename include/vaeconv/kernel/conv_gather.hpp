@@ -15,7 +15,8 @@
 // Like CUTLASS's analytic conv iterator, the gather reads as the math: at(i) is the byte offset of
 // row i's element, valid(i) says whether it exists, advance() moves K by one block tile. A thread
 // owns one 16-byte chunk column (8 consecutive k, never straddling a tap since Cin % 8 == 0) and
-// kRows rows; per-row state is decoded once per block.
+// kRows rows; per-row state is decoded once per block. A chunk is 16 bytes: kChunkElems = 8 bf16
+// or 16 fp8 elements of kElemBytes each.
 #pragma once
 #include <cstdint>
 
@@ -58,8 +59,9 @@ VAECONV_HD inline int64_t input_view_offset(const ConvParams& p, const BlockCoor
   return int64_t(b.n) * p.in_sn + int64_t(b.it_lo) * p.in_st;
 }
 
-template <class Geo, int kRows, int kRowStep, int BK>
+template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes>
 struct ConvGather {
+  static constexpr int kChunkElems = 16 / kElemBytes;
   // Per-row state (decoded once per block).
   int ih0[kRows], iw0[kRows];  // oh * Stride - Pad, ow * Stride - Pad (upsampled coordinates)
   bool row_ok[kRows];
@@ -79,7 +81,7 @@ VAECONV_UNROLL
       ih0[i] = oh * Geo::kStride - Geo::kPad;
       iw0[i] = ow * Geo::kStride - Geo::kPad;
     }
-    k = chunk * 8;
+    k = chunk * kChunkElems;
     c = k;
     kw = kh = kt = 0;
     normalize(p.cin);
@@ -120,24 +122,24 @@ VAECONV_UNROLL
     const int ih = (ih0[i] + kh) / Geo::kUp, iw = (iw0[i] + kw) / Geo::kUp;
     const uint32_t e = uint32_t(it_rel0 + kt) * uint32_t(p.in_st) + uint32_t(ih * p.in_sh) +
                        uint32_t(iw * p.in_sw) + uint32_t(c);
-    return e * 2u;
+    return e * uint32_t(kElemBytes);
   }
 };
 
 // The B operand: packed weights [Cout][k_pad], row n, 16-byte chunk column at k.
-template <int kRows, int kRowStep, int BK>
+template <int kRows, int kRowStep, int BK, int kElemBytes>
 struct WeightGather {
   int n[kRows];
   int k;
   VAECONV_HD void init(const BlockCoord& b, int row0, int chunk) {
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) n[i] = b.n0 + row0 + i * kRowStep;
-    k = chunk * 8;
+    k = chunk * (16 / kElemBytes);
   }
   VAECONV_HD void advance() { k += BK; }
   VAECONV_HD bool valid(const ConvParams& p, int i) const { return n[i] < p.cout; }
   VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
-    return (uint32_t(n[i]) * uint32_t(p.k_pad) + uint32_t(k)) * 2u;
+    return (uint32_t(n[i]) * uint32_t(p.k_pad) + uint32_t(k)) * uint32_t(kElemBytes);
   }
 };
 

@@ -14,6 +14,7 @@
 // that flush() writes to LDS just before the barrier of the iteration that needs it.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
@@ -24,18 +25,20 @@
 
 namespace vaeconv::kernel {
 
-// Element-wise gather for Cin % 8 != 0 (the VAE's first layer, Cin = 3): a 16-byte chunk of K
-// straddles taps, so each of its 8 elements is located separately. Synchronous and scalar: that
-// layer has a single K tile (K = 27), so there is nothing to overlap.
-template <class Geo>
+// Element-wise gather for Cin not a multiple of the chunk (the VAE's first layer, Cin = 3): a
+// 16-byte chunk of K straddles taps, so each of its elements is located separately. Synchronous
+// and scalar: that layer has a single K tile (K = 27), so there is nothing to overlap.
+template <class Geo, int kElemBytes>
 VAECONV_DEVICE inline uint4 gather_chunk_scalar(const ConvParams& p, const BlockCoord& b, int m,
                                                 int k0) {
-  const uint16_t* x = static_cast<const uint16_t*>(p.x) + input_view_offset(p, b);
+  using Elem = typename std::conditional<kElemBytes == 2, uint16_t, uint8_t>::type;
+  constexpr int kChunkElems = 16 / kElemBytes, kPerWord = 4 / kElemBytes;
+  const Elem* x = static_cast<const Elem*>(p.x) + input_view_offset(p, b);
   uint32_t w[4] = {0, 0, 0, 0};
   if (m < p.frame_pixels) {
     const int oh = m / p.wo, ow = m % p.wo;
 VAECONV_UNROLL
-    for (int e = 0; e < 8; ++e) {
+    for (int e = 0; e < kChunkElems; ++e) {
       const int kk = k0 + e;
       if (kk >= p.k) break;
       const int tap = kk / p.cin, c = kk % p.cin;
@@ -48,7 +51,7 @@ VAECONV_UNROLL
         const uint32_t off = uint32_t(it) * uint32_t(p.in_st) +
                              uint32_t((ih_u / Geo::kUp) * p.in_sh) +
                              uint32_t((iw_u / Geo::kUp) * p.in_sw) + uint32_t(c);
-        w[e / 2] |= uint32_t(x[off]) << (16 * (e % 2));
+        w[e / kPerWord] |= uint32_t(x[off]) << (8 * kElemBytes * (e % kPerWord));
       }
     }
   }
@@ -81,11 +84,12 @@ struct ConvKernel {
 
     // Copy roles: thread -> (row0, chunk) of both operand tiles.
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
-    ConvGather<Geo, kRowsA, kRowStep, Policy::BK> ga;
-    WeightGather<kRowsB, kRowStep, Policy::BK> gb;
+    constexpr int kElemBytes = Policy::kElemBytes;
+    ConvGather<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes> ga;
+    WeightGather<kRowsB, kRowStep, Policy::BK, kElemBytes> gb;
     ga.init(p, b, row0, chunk);
     gb.init(b, row0, chunk);
-    const char* x_frame = static_cast<const char*>(p.x) + 2 * input_view_offset(p, b);
+    const char* x_frame = static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, b);
     const auto view_a = Arch::make_view(x_frame, p.x_view_bytes);
     const auto view_b = Arch::make_view(p.w, p.w_view_bytes);
     Slot slot[Policy::kStages - 1];
@@ -102,8 +106,9 @@ VAECONV_UNROLL
       } else {
 VAECONV_UNROLL
         for (int i = 0; i < kRowsA; ++i)
-          *reinterpret_cast<uint4*>(la + Tile::offset(row0 + i * kRowStep, chunk)) =
-              gather_chunk_scalar<Geo>(p, b, b.m0 + row0 + i * kRowStep, ga.k);
+          Arch::template store_lds<kElemBytes>(
+              la + Tile::offset(row0 + i * kRowStep, chunk),
+              gather_chunk_scalar<Geo, kElemBytes>(p, b, b.m0 + row0 + i * kRowStep, ga.k));
       }
 VAECONV_UNROLL
       for (int i = 0; i < kRowsB; ++i)
@@ -121,12 +126,13 @@ VAECONV_UNROLL
       if constexpr (kVectorGather) {
 VAECONV_UNROLL
         for (int i = 0; i < kRowsA; ++i)
-          Arch::flush(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk));
+          Arch::template flush<kElemBytes>(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk));
       }
 VAECONV_UNROLL
       for (int i = 0; i < kRowsB; ++i)
         if (!Policy::kGuardB || row0 + i * kRowStep < Policy::BN)
-          Arch::flush(sl, kRowsA + i, lb + Tile::offset(row0 + i * kRowStep, chunk));
+          Arch::template flush<kElemBytes>(sl, kRowsA + i,
+                                           lb + Tile::offset(row0 + i * kRowStep, chunk));
     };
 
     typename Atom::FragC acc[Policy::kAtomsM][Policy::kAtomsN];
@@ -162,17 +168,23 @@ VAECONV_UNROLL
       const char* lb = stage_b(smem, s);
 VAECONV_UNROLL
       for (int ka = 0; ka < Policy::kAtomsK; ++ka) {
-        constexpr int kChunksPerAtomK = Atom::kK / 8;
+        constexpr int kChunksPerAtomK = Atom::kK / Policy::kChunkElems;
         typename Atom::FragA fa[Policy::kAtomsM];
         typename Atom::FragB fb[Policy::kAtomsN];
 VAECONV_UNROLL
         for (int i = 0; i < Policy::kAtomsM; ++i)
-          Atom::load_a(fa[i], la + Tile::offset(wm0 + i * Atom::kM + Layout::a_lds_row(lane),
-                                                ka * kChunksPerAtomK + Layout::a_lds_chunk(lane)));
+VAECONV_UNROLL
+          for (int part = 0; part < Layout::kLdsChunks; ++part)
+            Atom::load_a(fa[i], part,
+                         la + Tile::offset(wm0 + i * Atom::kM + Layout::a_lds_row(lane),
+                                           ka * kChunksPerAtomK + Layout::a_lds_chunk(lane, part)));
 VAECONV_UNROLL
         for (int j = 0; j < Policy::kAtomsN; ++j)
-          Atom::load_b(fb[j], lb + Tile::offset(wn0 + j * Atom::kN + Layout::b_lds_row(lane),
-                                                ka * kChunksPerAtomK + Layout::b_lds_chunk(lane)));
+VAECONV_UNROLL
+          for (int part = 0; part < Layout::kLdsChunks; ++part)
+            Atom::load_b(fb[j], part,
+                         lb + Tile::offset(wn0 + j * Atom::kN + Layout::b_lds_row(lane),
+                                           ka * kChunksPerAtomK + Layout::b_lds_chunk(lane, part)));
 VAECONV_UNROLL
         for (int i = 0; i < Policy::kAtomsM; ++i)
 VAECONV_UNROLL

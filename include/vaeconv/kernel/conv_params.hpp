@@ -14,6 +14,12 @@ struct ConvParams {
   const float* bias = nullptr;    // [Cout] or null
   const void* residual = nullptr; // like y, or null
   void* y = nullptr;              // output [N, To, Ho, Wo, Cout] (out_* strides, elements)
+  // FP8 only (null for bf16): y = acc * x_scale[0] * w_scale[n] (+ bias, + residual); an fp8
+  // output stores e4m3fn(y / y_scale[0]). Scales live on the device: no host round trip.
+  const float* x_scale = nullptr;
+  const float* w_scale = nullptr;
+  const float* y_scale = nullptr;
+  bool y_fp8 = false;
 
   int h = 0, w_ = 0, t = 0;       // input sizes (source sizes for the upsample conv)
   int cin = 0, cout = 0;

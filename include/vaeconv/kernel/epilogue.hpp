@@ -1,6 +1,10 @@
-// vaeconv/kernel/epilogue.hpp — accumulators to NHWC bf16: + bias, + residual, one rounding.
+// vaeconv/kernel/epilogue.hpp — accumulators to NHWC: dequant, + bias, + residual, one rounding.
 //
-//   y[m][n] = bf16( acc[m][n] + bias[n] + residual[m][n] )      (all in fp32, rounded once)
+//   v[m][n] = acc[m][n] * s[n] + bias[n] + residual[m][n]          (all in fp32)
+//   y[m][n] = bf16(v)   or, for an FP8 output, e4m3fn(v / y_scale)  (rounded once)
+//
+// s[n] = 1 for bf16 operands; for FP8 operands s[n] = x_scale * w_scale[n] * Atom::acc_scale()
+// (the last is 4 on gfx942, whose FNUZ reading of e4m3fn bytes quarters every product).
 //
 // The accumulators sit in the atom's C layout (lane-scattered), which would make each lane write
 // isolated 4-byte pieces. So the tile is staged through LDS in column slabs (fp32, rows padded by
@@ -12,6 +16,7 @@
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
+#include "vaeconv/core/numerics_fp8.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 
@@ -49,6 +54,9 @@ struct Epilogue {
     const uint16_t* res = static_cast<const uint16_t*>(p.residual);
     const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;
     const bool vector_ok = (p.cout % 8) == 0;
+    const bool dequant = p.x_scale != nullptr;
+    const float acc_scale = dequant ? p.x_scale[0] * Atom::acc_scale() : 1.f;
+    const float y_scale = p.y_fp8 ? p.y_scale[0] : 1.f;
 
 VAECONV_UNROLL
     for (int s = 0; s < Shape::kSlabs; ++s) {
@@ -78,10 +86,41 @@ VAECONV_UNROLL
         const int oh = m / p.wo, ow = m % p.wo;
         const int64_t off = frame_out + int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw + n;
         const float* src = stage + row * Shape::kRowFloats + cc;
+        const int ne = p.cout - n < 8 ? p.cout - n : 8;
         float v[8];
 VAECONV_UNROLL
         for (int e = 0; e < 8; ++e) v[e] = src[e];
-        if (vector_ok) {
+        if (dequant) {
+VAECONV_UNROLL
+          for (int e = 0; e < 8; ++e) v[e] *= acc_scale * (e < ne ? p.w_scale[n + e] : 0.f);
+        }
+        if (p.y_fp8) {
+          // FP8 output: bias and residual first, then one rounding to e4m3fn at y_scale.
+          uint8_t* y8 = static_cast<uint8_t*>(p.y);
+          uint8_t q[8];
+VAECONV_UNROLL
+          for (int e = 0; e < 8; ++e) {
+            float o = v[e];
+            if (e < ne) {
+              if (p.bias) o += p.bias[n + e];
+              if (res) o += bf16_to_float(res[off + e]);
+            }
+            q[e] = float_to_e4m3fn(o / y_scale);
+          }
+          if (vector_ok) {
+            uint32_t lo = 0, hi = 0;
+VAECONV_UNROLL
+            for (int e = 0; e < 4; ++e) {
+              lo |= uint32_t(q[e]) << (8 * e);
+              hi |= uint32_t(q[4 + e]) << (8 * e);
+            }
+            *reinterpret_cast<uint2*>(y8 + off) = make_uint2(lo, hi);
+          } else {
+VAECONV_UNROLL
+            for (int e = 0; e < 8; ++e)
+              if (e < ne) y8[off + e] = q[e];
+          }
+        } else if (vector_ok) {
           if (p.bias) {
 VAECONV_UNROLL
             for (int e = 0; e < 8; ++e) v[e] += p.bias[n + e];
@@ -100,7 +139,6 @@ VAECONV_UNROLL
                      (uint32_t(float_to_bf16(v[2 * e + 1])) << 16);
           *reinterpret_cast<uint4*>(y + off) = make_uint4(ow4[0], ow4[1], ow4[2], ow4[3]);
         } else {
-          const int ne = p.cout - n < 8 ? p.cout - n : 8;
           for (int e = 0; e < ne; ++e) {
             float o = v[e];
             if (p.bias) o += p.bias[n + e];

@@ -4,7 +4,10 @@
 //   warp tile   WTM x WTN      one wave/warp: (BM / kWarpsM) x (BN / kWarpsN)
 //   atom        kM x kN x kK   one matrix instruction (arch layer), repeated kAtomsM x kAtomsN
 //   stages      kStages        LDS buffers of the K pipeline (2 = double buffering)
+//   chunk       16 bytes       the unit of every copy and LDS read: 8 bf16 or 16 fp8 along K
 //
+// BK counts elements; the element size comes from the atom (bf16 or fp8), so a bf16 BK = 32 and
+// an fp8 BK = 64 are the same bytes and the same LDS layout.
 // A TilePolicy is a compile-time value; the shipped configurations are the few listed in
 // kernels/tile_table.hpp, not a zoo.
 #pragma once
@@ -17,10 +20,7 @@ struct TileShape {
   static constexpr int kWarpsM = WarpsM_, kWarpsN = WarpsN_, kWarps = WarpsM_ * WarpsN_;
   static constexpr int kStages = Stages_;
   static constexpr int WTM = BM / kWarpsM, WTN = BN / kWarpsN;
-  static constexpr int kChunkElems = 8;                 // 16 bytes of bf16
-  static constexpr int kChunksK = BK / kChunkElems;     // 16-byte chunks per LDS row
   static_assert(BM % kWarpsM == 0 && BN % kWarpsN == 0, "warps must divide the block tile");
-  static_assert(BK % 16 == 0 && BK <= 64, "BK is 16, 32 or 64 (packed K is padded to 64)");
   static_assert(kStages >= 2, "at least double buffering");
 };
 
@@ -30,6 +30,11 @@ struct TilePolicy : Shape {
   using ArchT = Arch;
   using AtomT = Atom;
   static constexpr int kWaveSize = Arch::kWaveSize;
+  static constexpr int kElemBytes = Atom::Layout::kElemBytes;   // 2 (bf16) or 1 (fp8)
+  static constexpr int kChunkElems = 16 / kElemBytes;           // elements per 16-byte chunk
+  static constexpr int kChunksK = Shape::BK / kChunkElems;      // chunks per LDS row
+  static_assert(kChunksK == 2 || kChunksK == 4 || kChunksK == 8, "LDS rows of 32, 64 or 128 bytes");
+  static_assert(64 % Shape::BK == 0, "packed K (a multiple of 64) is whole tiles");
   static constexpr int kThreads = Shape::kWarps * kWaveSize;
   static constexpr int kAtomsM = Shape::WTM / Atom::kM;
   static constexpr int kAtomsN = Shape::WTN / Atom::kN;
@@ -38,17 +43,17 @@ struct TilePolicy : Shape {
   static_assert(Shape::BK % Atom::kK == 0, "atoms tile BK");
 
   // Each thread copies whole 16-byte chunks; rows are spread over the block.
-  static constexpr int kRowsPerPassA = kThreads / Shape::kChunksK;
+  static constexpr int kRowsPerPassA = kThreads / kChunksK;
   static constexpr int kRowsPerThreadA = Shape::BM / kRowsPerPassA;
   // B may have fewer rows than one pass covers (narrow Cout tiles): then the surplus threads
   // copy nothing (kGuardB).
   static constexpr int kRowsPerThreadB = (Shape::BN + kRowsPerPassA - 1) / kRowsPerPassA;
   static constexpr bool kGuardB = Shape::BN % kRowsPerPassA != 0;
-  static_assert(kThreads % Shape::kChunksK == 0, "threads cover whole rows");
+  static_assert(kThreads % kChunksK == 0, "threads cover whole rows");
   static_assert(Shape::BM % kRowsPerPassA == 0, "A rows split evenly over the threads");
 
-  static constexpr int kTileBytesA = Shape::BM * Shape::BK * 2;
-  static constexpr int kTileBytesB = Shape::BN * Shape::BK * 2;
+  static constexpr int kTileBytesA = Shape::BM * Shape::BK * kElemBytes;
+  static constexpr int kTileBytesB = Shape::BN * Shape::BK * kElemBytes;
   static constexpr int kStageBytes = kTileBytesA + kTileBytesB;
   static constexpr int kPipelineBytes = kStageBytes * Shape::kStages;
 };

@@ -1,11 +1,15 @@
 // vaeconv/kernel/tile_table.hpp — the shipped tile configurations, and how a conv picks one.
 //
-// A small table, not an instance zoo: per target a wide tile for the channel-rich layers, a
-// narrow one for Cout <= 32 (enc_conv_out) and a tiny one for Cout <= 16 (dec_conv_out, Cout = 3:
-// a 16-wide tile instead of padding 3 channels to 32 or 128). LDS: the HIP configurations fit
-// gfx942's 64 KiB, so one binary serves gfx942 and gfx950.
+// A small table, not an instance zoo: per target and operand type a wide tile for the
+// channel-rich layers, a narrow one for Cout <= 32 (enc_conv_out) and a tiny one for Cout <= 16
+// (dec_conv_out, Cout = 3: a 16-wide tile instead of padding 3 channels to 32 or 128). BK counts
+// elements: a bf16 BK of 32 and an fp8 BK of 64 are the same 64-byte LDS rows. LDS: the HIP
+// configurations fit gfx942's 64 KiB, so one binary serves gfx942 and gfx950.
 #pragma once
+#include <cstdint>
+
 #include "vaeconv/arch/arch.hpp"
+#include "vaeconv/core/dtype.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv::kernel {
@@ -17,16 +21,34 @@ enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2 };
 using WideShape = TileShape<128, 128, 32, 2, 2, 2>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
+using WideShapeFp8 = TileShape<128, 128, 64, 2, 2, 2>;
+using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
+using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 #else
 using WideShape = TileShape<128, 128, 32, 2, 4, 3>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 3>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
+using WideShapeFp8 = TileShape<128, 128, 64, 2, 4, 3>;
+using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 3>;
+using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 #endif
 
 #if defined(VAECONV_GPU_COMPILER)
-using WidePolicy = TilePolicy<WideShape, arch::Current, arch::Current::AtomBf16>;
-using NarrowPolicy = TilePolicy<NarrowShape, arch::Current, arch::Current::AtomBf16>;
-using TinyPolicy = TilePolicy<TinyShape, arch::Current, arch::Current::AtomBf16Narrow>;
+using Arch = arch::Current;
+template <DType kType>
+struct Tiles;
+template <>
+struct Tiles<DType::kBF16> {
+  using Wide = TilePolicy<WideShape, Arch, Arch::AtomBf16>;
+  using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
+  using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
+};
+template <>
+struct Tiles<DType::kFP8E4M3> {
+  using Wide = TilePolicy<WideShapeFp8, Arch, Arch::AtomFp8>;
+  using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
+  using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
+};
 #endif
 
 // The dispatch rule (host code, tested on the host).

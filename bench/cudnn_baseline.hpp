@@ -1,0 +1,81 @@
+// cudnn_baseline.hpp — the platform vendor library run on the same conv problem as vaeconv, in
+// the same process, for vaeconv_bench.
+//
+// NVIDIA (VAECONV_BENCH_CUDNN, set by bench/CMakeLists.txt when cudnn.h and libcudnn are found at
+// configure time): cuDNN's legacy convolution API, NHWC bf16 in/out, fp32 compute, the fastest
+// algorithm chosen once at setup by cudnnFindConvolutionForwardAlgorithmEx with a preallocated
+// workspace, the bias added the fastest of three ways (cudnnAddTensor, a plain kernel, or fused by
+// cudnnConvolutionBiasActivationForward), the downsample's
+// ZeroPad2d((0,1,0,1)) and the upsample's nearest-exact x2 as separate kernels before the conv
+// (cudnn_baseline.cpp). AMD: a stub that reports MIOpen as not available. Elsewhere: a stub that
+// says why there is no baseline.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vaeconv/conv/conv_desc.hpp"
+#include "vaeconv/core/config.hpp"
+
+namespace vaeconv_bench {
+
+struct VendorResult {
+  bool ran = false;           // false: `error` says why (unsupported shape, library failure)
+  std::string error;
+  std::string algo;           // the algorithm the search chose (for the conv that is timed)
+  std::string bias_mode;      // how the bias was added in conv_us / pipeline_us (the fastest way)
+  std::string bias_notes;     // ways that were refused or disagreed, and why
+  int64_t workspace_bytes = 0;
+  double conv_nobias_us = 0;  // the conv alone, no bias (pre-padded / pre-upsampled input)
+  double conv_us = 0;         // conv + bias, the fastest way (pre-padded / pre-upsampled input)
+  double conv_addtensor_us = 0, conv_biaskernel_us = 0, conv_fused_us = 0;  // each way; 0 = not used
+  double pipeline_us = 0;     // pad / upsample kernel + conv + bias: what an engine runs
+                              // (equal to conv_us for the causal conv: nothing to add)
+};
+
+#if defined(VAECONV_BENCH_CUDNN)
+// The vendor library's name and version ("cuDNN 9.19.0"), or why none is available.
+bool vendor_available(std::string* name_or_reason);
+
+// Runs the vendor conv on the problem `d` (N = 1 frames of [H, W, C], T = 1):
+//   w_krsc  bf16 bits, [Cout][3][3][Cin] (the 2D 3x3 weights vaeconv runs: the packed rows
+//           without their padding), host memory;
+//   bias    Cout floats, host memory (bf16-representable, so that the vendor's bf16 bias equals
+//           vaeconv's fp32 one);
+//   xs, ys  device buffers (inputs as stored, before pad/upsample; outputs), rotated in timing;
+//   y_host  receives the pipeline's output for xs[0] (poisoned first), for the full comparison.
+// Timing: `iters` event-timed runs after warm-up, median; all allocation happens before.
+VendorResult vendor_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                          const std::vector<float>& bias, const std::vector<void*>& xs,
+                          const std::vector<void*>& ys, int iters, void* stream,
+                          std::vector<uint16_t>* y_host);
+
+#else
+// No vendor baseline in this build: both functions say why.
+inline const char* vendor_missing_reason() {
+#if defined(VAECONV_BACKEND_HIP)
+#if defined(VAECONV_BENCH_MIOPEN_HEADER_FOUND)
+  return "MIOpen not available: miopen.h was found at configure time, but the MIOpen baseline "
+         "is a stub (not written: no AMD GPU to check it on)";
+#else
+  return "MIOpen not available (no miopen/miopen.h at configure time; the MIOpen baseline is a stub)";
+#endif
+#else
+  return "cuDNN not available (cudnn.h or libcudnn not found at configure time, or "
+         "VAECONV_BENCH_CUDNN=OFF)";
+#endif
+}
+inline bool vendor_available(std::string* name_or_reason) {
+  *name_or_reason = vendor_missing_reason();
+  return false;
+}
+inline VendorResult vendor_bench(const vaeconv::ConvDesc&, const std::vector<uint16_t>&,
+                                 const std::vector<float>&, const std::vector<void*>&,
+                                 const std::vector<void*>&, int, void*, std::vector<uint16_t>*) {
+  VendorResult r;
+  r.error = vendor_missing_reason();
+  return r;
+}
+#endif
+
+}  // namespace vaeconv_bench

@@ -1,0 +1,32 @@
+// vaeconv/arch/fp8_fnuz.hpp — feeding e4m3fn bytes to gfx942's FNUZ matrix instructions.
+//
+// vaeconv's FP8 tensors are OCP e4m3fn on every target. gfx942's MFMAs read bytes as e4m3fnuz,
+// whose bias is one larger: every finite e4m3fn byte then reads as exactly half its value (448 ->
+// 224, subnormals too), so a product of two operands reads as a quarter and the epilogue multiplies
+// by 4 (Atom::acc_scale). Three bytes do not follow that rule and are rewritten when a tile is
+// written to LDS (once per element per block, not per fragment read):
+//   0x80  e4m3fn -0, FNUZ NaN        -> 0x00 (+0: same product)
+//   0x7F, 0xFF  e4m3fn NaN, FNUZ +-240  -> 0x80 (FNUZ NaN: NaN stays NaN)
+// tests/host/test_fp8_atoms.cpp runs the same bytes through the emulated gfx950 (e4m3fn) and
+// gfx942 (FNUZ) instructions and requires identical results.
+#pragma once
+#include <cstdint>
+
+#include "vaeconv/core/config.hpp"
+
+namespace vaeconv::arch {
+
+VAECONV_HD constexpr uint32_t e4m3fn_bytes_for_fnuz(uint32_t w) {
+  uint32_t out = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t b = (w >> (8 * i)) & 0xFFu;
+    const uint32_t fixed = b == 0x80u ? 0x00u : ((b & 0x7Fu) == 0x7Fu ? 0x80u : b);
+    out |= fixed << (8 * i);
+  }
+  return out;
+}
+
+// The factor that turns a gfx942 FNUZ-read fp8 product back into the e4m3fn product.
+inline constexpr float kFnuzProductScale = 4.0f;
+
+}  // namespace vaeconv::arch
