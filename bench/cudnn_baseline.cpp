@@ -2,7 +2,7 @@
 // cudnn_baseline.hpp for the interface and bench/CMakeLists.txt for when it is compiled).
 //
 // What runs, per shape (N·T = 1 frame, NHWC bf16 activations, KRSC bf16 filter, fp32 compute):
-//   causal    cudnnConvolutionForward(pad 1, stride 1) + cudnnAddTensor(bias)
+//   causal    cudnnConvolutionForward(pad 1, stride 1) + bias
 //   down      pad kernel (ZeroPad2d((0,1,0,1)): [H+1][W+1][C], zero last row and column), then
 //             cudnnConvolutionForward(pad 0, stride 2) + bias
 //   up        nearest-exact x2 kernel ([2H][2W][C]), then cudnnConvolutionForward(pad 1) + bias
@@ -227,7 +227,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
 
   // The pad / upsample step, and the pre-padded / pre-upsampled copies the conv alone is timed on
   // (rotated like vaeconv's inputs: >= 256 MB in all, at most 16 copies).
-  const size_t in_bytes = size_t(d.in_elements()) * 2, y_bytes = size_t(d.out_elements()) * 2;
+  const size_t y_bytes = size_t(d.out_elements()) * 2;
   const size_t prep_bytes = size_t(frames) * ch * cw * cin * 2;
   const bool vec8 = cin % 8 == 0;
   auto prep = [&](const void* x, void* y) -> std::string {
@@ -256,7 +256,6 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
     conv_in = st.xp;
     TRY_CUDA(cudaMalloc(&st.tmp, prep_bytes));
   }
-  (void)in_bytes;
 
   // The algorithm search, once, with a workspace as large as any algorithm asks for.
   size_t ws_find = 0;

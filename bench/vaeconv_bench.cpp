@@ -290,11 +290,13 @@ void write_json(const std::string& path, const Options& o, const std::string& de
                  static_cast<long long>(r.sampled), static_cast<long long>(r.sample_bad));
     const auto& v = r.vendor;
     std::fprintf(f, "   \"vendor\": {\"ran\": %s, \"error\": \"%s\", \"algo\": \"%s\", \"bias\": \"%s\", "
-                    "\"workspace_bytes\": %lld, \"conv_nobias_us\": %.2f, \"conv_us\": %.2f, "
-                    "\"pipeline_us\": %.2f, \"conv_tflops\": %.2f, \"pipeline_tflops\": %.2f},\n",
+                    "\"bias_notes\": \"%s\", \"workspace_bytes\": %lld, \"conv_nobias_us\": %.2f, "
+                    "\"conv_addtensor_us\": %.2f, \"conv_biaskernel_us\": %.2f, \"conv_fused_us\": %.2f, "
+                    "\"conv_us\": %.2f, \"pipeline_us\": %.2f, \"conv_tflops\": %.2f, \"pipeline_tflops\": %.2f},\n",
                  v.ran ? "true" : "false", json_escape(v.error).c_str(), json_escape(v.algo).c_str(),
-                 json_escape(v.bias_mode).c_str(), static_cast<long long>(v.workspace_bytes), v.conv_nobias_us,
-                 v.conv_us, v.pipeline_us, v.ran ? d.flops() / (v.conv_us * 1e-6) / 1e12 : 0.0,
+                 json_escape(v.bias_mode).c_str(), json_escape(v.bias_notes).c_str(),
+                 static_cast<long long>(v.workspace_bytes), v.conv_nobias_us, v.conv_addtensor_us,
+                 v.conv_biaskernel_us, v.conv_fused_us, v.conv_us, v.pipeline_us, v.ran ? d.flops() / (v.conv_us * 1e-6) / 1e12 : 0.0,
                  v.ran ? d.flops() / (v.pipeline_us * 1e-6) / 1e12 : 0.0);
     const bool both = v.ran && r.error.empty();
     std::fprintf(f, "   \"ratio_vs_conv\": %.4f, \"ratio_vs_pipeline\": %.4f,\n",
@@ -357,9 +359,10 @@ int main(int argc, char** argv) {
               "(input + weights + bias + output bytes) / %.1f TB/s\n",
               o.peak_tflops, o.mem_tbps);
   if (o.vendor)
-    std::printf("ratio = vaeconv time / vendor time (< 1: vaeconv faster); 'conv' = the vendor conv + bias "
-                "on a pre-padded/pre-upsampled input, 'eng' = + the separate pad/upsample kernel\n");
-  std::printf("\n%-26s %-6s %9s %9s | %9s %6s %5s %5s |", "id", "kind", "Cin->Cout", "HxW", "vaeconv", "TFLOP/s",
+    std::printf("ratio = vaeconv time / vendor time (< 1: vaeconv faster); v.nobias = vendor conv "
+                "alone; v.conv = + bias (fastest way, see below), on a pre-padded/pre-upsampled input; v.eng = + the "
+                "separate pad/upsample kernel (what an engine runs)\n");
+  std::printf("\n%-26s %-11s %9s %9s | %9s %6s %5s %5s |", "id", "kind", "Cin->Cout", "HxW", "vaeconv", "TFLOP/s",
               "%pk", "%mem");
   if (o.vendor) std::printf(" %9s %9s %9s | %6s %6s |", "v.nobias", "v.conv", "v.eng", "r.conv", "r.eng");
   std::printf(" check\n");
@@ -378,13 +381,13 @@ int main(int argc, char** argv) {
     t.calls += s.calls;
     const bool ok = r.error.empty();
     if (ok) {
-      std::printf("%-26s %-6s %9s %9s | %9.1f %6.1f %4.0f%% %4.0f%% |", s.id, vaeconv::to_string(s.kind), cc, hw,
+      std::printf("%-26s %-11s %9s %9s | %9.1f %6.1f %4.0f%% %4.0f%% |", s.id, vaeconv::to_string(s.kind), cc, hw,
                   r.median_us, r.tflops, 100 * r.tflops / o.peak_tflops, 100 * r.mem_floor_us / r.median_us);
       t.vaeconv += s.calls * r.median_us;
     } else {
       ++failures;
       t.complete = false;
-      std::printf("%-26s %-6s %9s %9s | %9s %6s %5s %5s |", s.id, vaeconv::to_string(s.kind), cc, hw, "FAILED", "",
+      std::printf("%-26s %-11s %9s %9s | %9s %6s %5s %5s |", s.id, vaeconv::to_string(s.kind), cc, hw, "FAILED", "",
                   "", "");
     }
     if (o.vendor) {
@@ -425,22 +428,28 @@ int main(int argc, char** argv) {
   if (o.vendor) {
     std::printf("\nvendor details and full-tensor comparison (vaeconv vs vendor output, rel L2 = "
                 "||a-b||/||b||, tolerance %.0e)\n", kCrossRelL2Tol);
-    std::printf("%-26s %-44s %10s %11s %10s  %s\n", "id", "vendor algorithm", "workspace", "max|diff|", "rel L2",
-                "bias");
+    std::printf("%-26s %-38s %9s %10s %9s | %9s %9s %9s | %s\n", "id", "vendor algorithm", "workspace",
+                "max|diff|", "rel L2", "+AddTens", "+kernel", "fused", "bias way timed (fastest)");
     for (const Result& r : results) {
       const auto& v = r.vendor;
       if (!v.ran) {
         std::printf("%-26s vendor failed: %s\n", r.shape->id, v.error.c_str());
         continue;
       }
-      char wsb[32];
+      char wsb[32], cmp[64];
       std::snprintf(wsb, sizeof wsb, "%.1f MB", double(v.workspace_bytes) / 1e6);
-      if (r.compared)
-        std::printf("%-26s %-44s %10s %11.3g %10.2e  %s%s\n", r.shape->id, v.algo.c_str(), wsb, r.max_abs,
-                    r.rel_l2, v.bias_mode.c_str(), r.nonfinite ? "  NON-FINITE VALUES" : "");
-      else
-        std::printf("%-26s %-44s %10s %11s %10s  %s\n", r.shape->id, v.algo.c_str(), wsb, "-", "-",
-                    v.bias_mode.c_str());
+      if (r.compared) std::snprintf(cmp, sizeof cmp, "%10.3g %9.2e", r.max_abs, r.rel_l2);
+      else std::snprintf(cmp, sizeof cmp, "%10s %9s", "-", "-");
+      auto us = [](double t) {
+        char b[32];
+        if (t > 0) std::snprintf(b, sizeof b, "%9.1f", t);
+        else std::snprintf(b, sizeof b, "%9s", "n/a");
+        return std::string(b);
+      };
+      std::printf("%-26s %-38s %9s %s | %s %s %s | %s%s%s\n", r.shape->id, v.algo.c_str(), wsb, cmp,
+                  us(v.conv_addtensor_us).c_str(), us(v.conv_biaskernel_us).c_str(), us(v.conv_fused_us).c_str(),
+                  v.bias_mode.c_str(), r.nonfinite ? "  NON-FINITE VALUES" : "",
+                  v.bias_notes.empty() ? "" : ("  [" + v.bias_notes + "]").c_str());
     }
   }
 

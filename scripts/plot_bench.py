@@ -5,8 +5,9 @@ vendor library (cuDNN), with the ratio vaeconv time / vendor time annotated.
     scripts/plot_bench.py BENCH.json [OUT.png]        (default OUT: docs/performance.png)
     scripts/plot_bench.py BENCH.json OUT.png --metric time|tflops
 
-The vendor bar is the engine's cost ("conv + pad/upsample", bias included); for the causal rows
-that is the conv alone. The hatched bar behind it, on down/up rows, is the vendor conv alone.
+The vendor bar is the engine's cost: conv + bias (the fastest way the bench found) + the separate
+pad/upsample kernel; for the causal rows there is nothing to add. The hatched bar behind it, on
+down/up rows, is the vendor conv + bias on a pre-padded / pre-upsampled input.
 Needs matplotlib.
 """
 import argparse
@@ -57,7 +58,7 @@ def main(argv=None):
     wd = 0.38
     ax.bar([x - wd / 2 for x in xs], v_vals, wd, label="vaeconv (pad/upsample, bias folded in)", color="#1f77b4")
     if vendor_on:
-        ax.bar([x + wd / 2 for x in xs], c_vals, wd, label="%s conv alone (pre-padded/upsampled input)" % vendor,
+        ax.bar([x + wd / 2 for x in xs], c_vals, wd, label="%s conv + bias on a pre-padded/upsampled input" % vendor,
                color="none", edgecolor="#ff7f0e", hatch="//", linewidth=0.8)
         ax.bar([x + wd / 2 for x in xs], e_vals, wd, label="%s conv + bias + separate pad/upsample" % vendor,
                color="#ff7f0e", alpha=0.85)

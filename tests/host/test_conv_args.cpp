@@ -74,8 +74,8 @@ TEST(ConvArgs, UnsupportedProblems) {
   Fixture f;
   f.d.stride_h = 2;  // a causal conv with stride: not a VAE conv
   EXPECT_EQ(f.code(), StatusCode::kUnsupported);
-  Fixture g;
-  g.d.set_dtypes(DType::kFP8E4M3);
+  Fixture g;  // bf16 operands with an fp8 output
+  g.d.out_dtype = DType::kFP8E4M3;
   EXPECT_EQ(g.code(), StatusCode::kUnsupported);
   Fixture h;
   h.d.pad = {1, 1, 1, 1, 1, 1};  // symmetric time pad: not causal
@@ -139,6 +139,52 @@ TEST(ConvArgs, LargeVideoIsAdmittedWith64BitFrameBases) {
   const kernel::ConvParams p = make_params(f.d, f.a, 128, 128);
   const kernel::BlockCoord b = kernel::block_coord(p, 0, 12, 128, 128);
   EXPECT_EQ(kernel::input_view_offset(p, b), int64_t(10) * 1328 * 1328 * 96);  // frames 10..12
+}
+
+}  // namespace
+}  // namespace vaeconv
+
+namespace vaeconv {
+namespace {
+
+TEST(ConvArgsFp8, ScalesAreRequiredAndChecked) {
+  ConvDesc d = ConvDesc::causal3x3x3(1, 1, 16, 16, 32, 64, DType::kFP8E4M3);
+  PackedWeightsInfo w;
+  ASSERT_TRUE(packed_info_for(d, &w).ok());
+  ConvArgs a;
+  a.x = addr(0x10000000);
+  a.weights = {addr(0x20000000), w, static_cast<const float*>(addr(0x21000000))};
+  a.y = addr(0x50000000);
+  a.x_scale = static_cast<const float*>(addr(0x60000000));
+  EXPECT_TRUE(validate_for_kernels(d, a).ok()) << validate_for_kernels(d, a).to_string();
+  ConvArgs b = a;
+  b.x_scale = nullptr;
+  EXPECT_EQ(validate_for_kernels(d, b).code(), StatusCode::kInvalidArgument);
+  b = a;
+  b.weights.scales = nullptr;
+  EXPECT_EQ(validate_for_kernels(d, b).code(), StatusCode::kInvalidArgument);
+  b = a;  // bf16 weights for an fp8 conv
+  b.weights.info.dtype = DType::kBF16;
+  EXPECT_EQ(validate_for_kernels(d, b).code(), StatusCode::kInvalidArgument);
+  ConvDesc d8 = d;  // fp8 output needs y_scale
+  d8.out_dtype = DType::kFP8E4M3;
+  EXPECT_EQ(validate_for_kernels(d8, a).code(), StatusCode::kInvalidArgument);
+  b = a;
+  b.y_scale = static_cast<const float*>(addr(0x60000004));
+  EXPECT_TRUE(validate_for_kernels(d8, b).ok());
+  b.residual = b.y;  // an fp8 output cannot also be the bf16 residual
+  EXPECT_EQ(validate_for_kernels(d8, b).code(), StatusCode::kOverlap);
+  b = a;  // a scale inside the output
+  b.x_scale = static_cast<const float*>(addr(0x50000000 + 64));
+  EXPECT_EQ(validate_for_kernels(d, b).code(), StatusCode::kOverlap);
+  ConvDesc mixed = ConvDesc::causal3x3x3(1, 1, 16, 16, 32, 64);  // bf16 in, fp8 out
+  mixed.out_dtype = DType::kFP8E4M3;
+  EXPECT_EQ(validate_for_kernels(mixed, b).code(), StatusCode::kUnsupported);
+  ConvDesc strided = d;  // fp8 rows need 16-element pixel strides
+  strided.in_strides.w = 40;
+  strided.in_strides.h = 40 * 16;
+  strided.in_strides.t = strided.in_strides.n = 40 * 256;
+  EXPECT_EQ(validate_for_kernels(strided, a).code(), StatusCode::kMisaligned);
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 
 #include <random>
 
+#include "vaeconv/conv/fp8_scale.hpp"
 #include "vaeconv/conv/packed_weights.hpp"
+
+#include <cmath>
 
 namespace vaeconv {
 namespace {
@@ -80,6 +83,67 @@ TEST(PackedWeights, Refusals) {
   ConvDesc fp8 = d;
   fp8.set_dtypes(DType::kFP8E4M3);
   EXPECT_EQ(pack_weights_bf16(fp8, &w, &p).code(), StatusCode::kUnsupported);
+}
+
+}  // namespace
+}  // namespace vaeconv
+
+namespace vaeconv {
+namespace {
+
+TEST(PackedWeightsFp8, PerChannelScalesAndSaturation) {
+  ConvDesc d = ConvDesc::causal3x3x3(1, 1, 4, 4, 16, 4, DType::kFP8E4M3);
+  std::vector<float> w(size_t(4 * 16 * 27));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& v : w) v = u(rng);
+  for (int64_t ci = 0; ci < 16; ++ci)
+    for (int t = 0; t < 27; ++t) w[size_t((1 * 16 + ci) * 27 + t)] = 0.f;  // channel 1: all zero
+  w[size_t((2 * 16 + 3) * 27 + 18)] = std::nanf("");                   // a NaN in channel 2, slice 2
+  w[size_t((3 * 16 + 0) * 27 + 2)] = 1e9f;  // a huge value in slice kt = 0: not packed at T = 1
+  PackedWeightsHost p;
+  ASSERT_TRUE(pack_weights_fp8(d, w.data(), &p).ok());
+  ASSERT_EQ(p.scales.size(), 4u);
+  ASSERT_EQ(int64_t(p.fp8.size()), 4 * p.info.k_pad);
+  EXPECT_TRUE(p.bf16.empty());
+  EXPECT_EQ(p.scales[1], 1.f) << "an all-zero channel keeps scale 1";
+  for (int64_t co = 0; co < 4; ++co) {
+    float amax = 0.f;
+    for (int64_t k = 0; k < p.info.k; ++k) {
+      const int64_t tap = k / 16, ci = k % 16;
+      const float v = w[size_t((co * 16 + ci) * 27 + 18 + tap)];
+      if (std::fabs(v) > amax) amax = std::fabs(v);
+    }
+    EXPECT_EQ(p.scales[size_t(co)], fp8_scale_for_amax(amax)) << "channel " << co;
+    for (int64_t k = 0; k < p.info.k_pad; ++k) {
+      const uint8_t b = p.fp8[size_t(co * p.info.k_pad + k)];
+      if (k >= p.info.k) {
+        ASSERT_EQ(b, 0);
+        continue;
+      }
+      const float v = w[size_t((co * 16 + k % 16) * 27 + 18 + k / 16)];
+      ASSERT_EQ(b, float_to_e4m3fn(v / p.scales[size_t(co)])) << "co " << co << " k " << k;
+    }
+  }
+  EXPECT_TRUE(e4m3fn_is_nan(p.fp8[size_t(2 * p.info.k_pad + 3)])) << "NaN stays NaN";
+  EXPECT_LT(p.scales[3], 1.f) << "slice kt = 0 does not count at T = 1";
+  // The channel's largest magnitude maps to +-448 (0x7E / 0xFE).
+  int top = 0;
+  for (int64_t k = 0; k < p.info.k; ++k) top += (p.fp8[size_t(k)] & 0x7F) == 0x7E;
+  EXPECT_GE(top, 1);
+}
+
+TEST(PackedWeightsFp8, ScaleRule) {
+  EXPECT_EQ(fp8_scale_for_amax(448.f), 1.f);
+  EXPECT_EQ(fp8_scale_for_amax(0.f), 1.f);
+  EXPECT_EQ(fp8_scale_for_amax(std::nanf("")), 1.f);
+  EXPECT_EQ(fp8_scale_for_amax(INFINITY), 1.f);
+  EXPECT_EQ(fp8_scale_for_amax(3.5f), 3.5f / 448.f);
+  std::vector<uint16_t> x = {float_to_bf16(-7.f), float_to_bf16(1.f), 0x7FC0};
+  std::vector<uint8_t> q(3);
+  EXPECT_EQ(quantize_fp8_host(x.data(), 3, q.data()), 7.f / 448.f);
+  EXPECT_EQ(q[0], 0xFE);
+  EXPECT_TRUE(e4m3fn_is_nan(q[2]));
 }
 
 }  // namespace

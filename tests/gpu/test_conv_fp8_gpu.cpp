@@ -1,0 +1,272 @@
+// test_conv_fp8_gpu.cpp — the FP8 kernels and the device quantizer (label gpu).
+//
+// Per case: random bf16 activations are quantized on the device (checked bit for bit against the
+// host quantizer, bytes and scale), weights are quantized per output channel by the packing, the
+// output is poisoned, and every element is compared with the CPU conv of the DEQUANTIZED fp8
+// operands: element-wise with rtol = atol = 2e-2, and the mean relative error must be < 2e-2
+// (the seed's FP8 bar). The quantization error against the unquantized bf16 conv is reported.
+#include <gtest/gtest.h>
+
+#include "conv_case.hpp"
+#include "vaeconv/conv/fp8_scale.hpp"
+#include "vaeconv/conv/vae_shapes.hpp"
+
+namespace vaeconv {
+inline void PrintTo(const VaeShape& s, std::ostream* os) { *os << s.id; }
+}  // namespace vaeconv
+
+namespace vaeconv::test {
+namespace {
+
+struct Fp8Options {
+  bool bias = true;
+  bool residual = false;
+  bool fp8_out = false;
+  uint32_t seed = 7;
+};
+
+struct Fp8Result {
+  Status status;
+  CompareResult cmp;          // vs the conv of the dequantized operands
+  double mean_rel = 0;        // mean |y - ref| / mean |ref|
+  double mean_rel_vs_bf16 = 0;
+  int64_t quant_mismatch = 0; // device quantizer vs host quantizer (bytes + scale)
+  bool guards_ok = true;
+};
+
+// The 5D/4D PyTorch-layout weight that the packed fp8 bytes and scales stand for.
+std::vector<float> dequantized_torch_weights(const ConvDesc& d, const PackedWeightsHost& p) {
+  const int src_kt = d.kind == ConvKind::kCausal3x3x3 ? 3 : 1;
+  std::vector<float> w(size_t(d.cout * d.cin * src_kt * 9), 0.f);  // unpacked slices face padding
+  for (int64_t co = 0; co < d.cout; ++co)
+    for (int64_t k = 0; k < p.info.k; ++k) {
+      const int64_t tap = k / d.cin, ci = k % d.cin;
+      const int64_t kt = p.info.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+      w[size_t((((co * d.cin + ci) * src_kt + kt) * 3 + kh) * 3 + kw)] =
+          e4m3fn_to_float(p.fp8[size_t(co * p.info.k_pad + k)]) * p.scales[static_cast<size_t>(co)];
+    }
+  return w;
+}
+
+Fp8Result run_fp8_case(ConvDesc d, const Fp8Options& o) {
+  Fp8Result r;
+  d.set_dtypes(DType::kFP8E4M3);
+  if (o.fp8_out) d.out_dtype = DType::kFP8E4M3;
+  std::mt19937 rng(o.seed);
+  const int64_t x_n = d.in_elements(), y_n = d.out_elements();
+  std::vector<uint16_t> x_bits, r_bits;
+  std::vector<float> x_f, r_f, w_f;
+  random_bf16(rng, static_cast<size_t>(x_n), -1.f, 1.f, &x_bits, &x_f);
+  {
+    std::vector<uint16_t> unused;
+    const float ws = 1.f / std::sqrt(float(d.gemm_k()));
+    random_bf16(rng, size_t(d.cout * d.cin * d.taps()), -1.7f * ws, 1.7f * ws, &unused, &w_f);
+  }
+  std::vector<float> bias(static_cast<size_t>(d.cout));
+  std::uniform_real_distribution<float> ub(-0.5f, 0.5f);
+  for (auto& b : bias) b = ub(rng);
+  if (o.residual) random_bf16(rng, static_cast<size_t>(y_n), -1.f, 1.f, &r_bits, &r_f);
+
+  // Host quantization (the reference for the device quantizer) and weight packing.
+  std::vector<uint8_t> xq_host(static_cast<size_t>(x_n));
+  const float x_scale_host = quantize_fp8_host(x_bits.data(), x_n, xq_host.data());
+  PackedWeightsHost packed;
+  r.status = pack_weights_fp8(d, w_f.data(), &packed);
+  if (!r.status.ok()) return r;
+
+  // References: the conv of the dequantized operands, and the unquantized bf16 conv.
+  std::vector<float> x_deq(static_cast<size_t>(x_n));
+  for (int64_t i = 0; i < x_n; ++i) x_deq[static_cast<size_t>(i)] = e4m3fn_to_float(xq_host[static_cast<size_t>(i)]) * x_scale_host;
+  const std::vector<float> w_deq = dequantized_torch_weights(d, packed);
+  std::vector<float> ref(static_cast<size_t>(y_n)), ref_bf16(static_cast<size_t>(y_n));
+  ConvDesc d_ref = d;
+  d_ref.set_dtypes(DType::kBF16);
+  r.status = reference::conv_reference(d_ref, x_deq.data(), w_deq.data(), o.bias ? bias.data() : nullptr,
+                                       o.residual ? r_f.data() : nullptr, ref.data());
+  if (!r.status.ok()) return r;
+  std::vector<float> w_bf16(w_f.size());
+  for (size_t i = 0; i < w_f.size(); ++i) w_bf16[i] = bf16_to_float(float_to_bf16(w_f[i]));
+  r.status = reference::conv_reference(d_ref, x_f.data(), w_bf16.data(), o.bias ? bias.data() : nullptr,
+                                       o.residual ? r_f.data() : nullptr, ref_bf16.data());
+  if (!r.status.ok()) return r;
+
+  // Device: quantize x, run the conv.
+  const size_t ws_bytes = precompiled::quantize_fp8_workspace_bytes(x_n);
+  GuardedBuffer x_dev(static_cast<size_t>(x_n) * 2), xq_dev(static_cast<size_t>(x_n)), ws(ws_bytes), scales(256),
+      w_dev(packed.byte_size()), ws_dev(packed.scales.size() * 4), b_dev(bias.size() * 4),
+      r_dev(static_cast<size_t>(o.residual ? y_n : 1) * 2), y_dev(static_cast<size_t>(y_n) * (o.fp8_out ? 1 : 2));
+  x_dev.upload(x_bits.data(), x_bits.size() * 2);
+  w_dev.upload(packed.bytes(), packed.byte_size());
+  ws_dev.upload(packed.scales.data(), packed.scales.size() * 4);
+  b_dev.upload(bias.data(), bias.size() * 4);
+  if (o.residual) r_dev.upload(r_bits.data(), r_bits.size() * 2);
+  (void)hipMemset(y_dev.ptr(), 0xFF, y_dev.bytes());  // bf16 0xFFFF and e4m3fn 0xFF are NaN
+  float* scale_dev = static_cast<float*>(scales.ptr());
+  r.status = precompiled::quantize_fp8(x_dev.ptr(), x_n, xq_dev.ptr(), scale_dev, ws.ptr(),
+                                       ws_bytes, nullptr);
+  if (!r.status.ok()) return r;
+  // The fp8 output's scale: from the reference's range, as a calibrated engine would set it.
+  float y_amax = 0.f;
+  for (float v : ref) y_amax = std::max(y_amax, std::fabs(v));
+  const float y_scale = fp8_scale_for_amax(y_amax);
+  (void)hipMemcpy(scale_dev + 1, &y_scale, 4, hipMemcpyHostToDevice);
+
+  ConvArgs a;
+  a.x = xq_dev.ptr();
+  a.x_scale = scale_dev;
+  a.weights = {w_dev.ptr(), packed.info, static_cast<const float*>(ws_dev.ptr())};
+  a.bias = o.bias ? static_cast<const float*>(b_dev.ptr()) : nullptr;
+  a.residual = o.residual ? r_dev.ptr() : nullptr;
+  a.y = y_dev.ptr();
+  a.y_scale = o.fp8_out ? scale_dev + 1 : nullptr;
+  r.status = precompiled::conv_forward(d, a, nullptr);
+  if (!r.status.ok()) return r;
+  const hipError_t e = hipDeviceSynchronize();
+  if (e != hipSuccess) {
+    r.status = Status(StatusCode::kRuntimeError, hipGetErrorString(e));
+    return r;
+  }
+
+  // Quantizer, bit for bit.
+  std::vector<uint8_t> xq(static_cast<size_t>(x_n));
+  xq_dev.download(xq.data(), xq.size());
+  float x_scale_dev = 0.f;
+  (void)hipMemcpy(&x_scale_dev, scale_dev, 4, hipMemcpyDeviceToHost);
+  for (int64_t i = 0; i < x_n; ++i) r.quant_mismatch += xq[static_cast<size_t>(i)] != xq_host[static_cast<size_t>(i)];
+  if (std::memcmp(&x_scale_dev, &x_scale_host, 4) != 0) ++r.quant_mismatch;
+
+  // Output: bf16 directly, or fp8 dequantized with y_scale (tolerance widened by its rounding).
+  std::vector<uint16_t> got(static_cast<size_t>(y_n));
+  if (o.fp8_out) {
+    std::vector<uint8_t> y8(static_cast<size_t>(y_n));
+    y_dev.download(y8.data(), y8.size());
+    for (int64_t i = 0; i < y_n; ++i)
+      got[static_cast<size_t>(i)] = float_to_bf16(e4m3fn_to_float(y8[static_cast<size_t>(i)]) * y_scale);
+    r.cmp = compare_bf16(got, ref, 0.07, 2e-2 * y_scale);  // e4m3: half an ulp is 1/16 relative
+  } else {
+    y_dev.download(got.data(), got.size() * 2);
+    r.cmp = compare_bf16(got, ref);
+  }
+  r.guards_ok = y_dev.guards_intact() && xq_dev.guards_intact();
+  double num = 0, den = 0, num_b = 0, den_b = 0;
+  for (int64_t i = 0; i < y_n; ++i) {
+    const double g = bf16_to_float(got[static_cast<size_t>(i)]);
+    num += std::fabs(g - ref[static_cast<size_t>(i)]);
+    den += std::fabs(ref[static_cast<size_t>(i)]);
+    num_b += std::fabs(g - ref_bf16[static_cast<size_t>(i)]);
+    den_b += std::fabs(ref_bf16[static_cast<size_t>(i)]);
+  }
+  r.mean_rel = den > 0 ? num / den : num;
+  r.mean_rel_vs_bf16 = den_b > 0 ? num_b / den_b : num_b;
+  return r;
+}
+
+void expect_fp8_ok(const ConvDesc& d, const Fp8Result& r) {
+  ASSERT_TRUE(r.status.ok()) << r.status.to_string() << " for " << d.to_string();
+  EXPECT_EQ(r.quant_mismatch, 0) << "device quantizer differs from the host quantizer";
+  EXPECT_EQ(r.cmp.bad, 0) << r.cmp.bad << " of " << r.cmp.checked << " elements out of tolerance ("
+                          << r.cmp.nan << " NaN); first: " << r.cmp.first_bad;
+  EXPECT_EQ(r.cmp.checked, d.out_elements());
+  EXPECT_LT(r.mean_rel, 2e-2) << "mean relative error vs the dequantized reference";
+  EXPECT_TRUE(r.guards_ok) << "a guard band was written";
+  std::printf("[ vaeconv  ] fp8 %s: %lld elements, mean rel err %.3e (vs bf16 conv %.3e), rel L2 %.3e\n",
+              d.to_string().c_str(), static_cast<long long>(r.cmp.checked), r.mean_rel,
+              r.mean_rel_vs_bf16, r.cmp.rel_l2);
+}
+
+class VaeShapeFp8 : public ::testing::TestWithParam<VaeShape> {};
+
+TEST_P(VaeShapeFp8, MatchesDequantizedReference) {
+  VAECONV_REQUIRE_GPU();
+  const VaeShape& s = GetParam();
+  Fp8Options o;
+  o.seed = 500u + uint32_t(s.cin * 3 + s.cout + s.h);
+  const ConvDesc d = s.desc(DType::kFP8E4M3);
+  expect_fp8_ok(d, run_fp8_case(d, o));
+}
+
+INSTANTIATE_TEST_SUITE_P(Seed, VaeShapeFp8, ::testing::ValuesIn(kVaeShapes),
+                         [](const ::testing::TestParamInfo<VaeShape>& i) {
+                           return std::string(i.param.id);
+                         });
+
+struct Fp8Extra {
+  const char* name;
+  ConvDesc desc;
+  Fp8Options opt;
+};
+void PrintTo(const Fp8Extra& e, std::ostream* os) { *os << e.name; }
+
+std::vector<Fp8Extra> fp8_extra_cases() {
+  Fp8Options plain, res, out8, nobias;
+  res.residual = true;
+  out8.fp8_out = true;
+  out8.residual = true;
+  nobias.bias = false;
+  return {
+      {"causal_n2_odd", ConvDesc::causal3x3x3(2, 1, 77, 131, 64, 96), plain},
+      {"causal_1x1", ConvDesc::causal3x3x3(1, 1, 1, 1, 32, 64), nobias},
+      {"causal_video_t3", ConvDesc::causal3x3x3(1, 3, 13, 17, 32, 48), res},
+      {"causal_cin3", ConvDesc::causal3x3x3(1, 1, 37, 53, 3, 96), plain},
+      {"causal_cin24_scalar", ConvDesc::causal3x3x3(1, 1, 9, 11, 24, 32), plain},
+      {"causal_cin16_cout3", ConvDesc::causal3x3x3(1, 1, 30, 31, 16, 3), res},
+      {"causal_fp8_out", ConvDesc::causal3x3x3(1, 1, 40, 24, 96, 96), out8},
+      {"down_odd_fp8_out", ConvDesc::downsample(2, 1, 33, 21, 64, 64), out8},
+      {"down_n2_odd", ConvDesc::downsample(2, 1, 77, 131, 96, 96), res},
+      {"up_odd", ConvDesc::upsample2x(1, 1, 39, 65, 96, 48), plain},
+      {"up_1x1_fp8_out", ConvDesc::upsample2x(1, 1, 1, 1, 64, 32), out8},
+  };
+}
+
+class ExtraFp8 : public ::testing::TestWithParam<Fp8Extra> {};
+
+TEST_P(ExtraFp8, MatchesDequantizedReference) {
+  VAECONV_REQUIRE_GPU();
+  ConvDesc d = GetParam().desc;
+  d.set_dtypes(DType::kFP8E4M3);
+  if (GetParam().opt.fp8_out) d.out_dtype = DType::kFP8E4M3;
+  expect_fp8_ok(d, run_fp8_case(GetParam().desc, GetParam().opt));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ExtraFp8, ::testing::ValuesIn(fp8_extra_cases()),
+                         [](const ::testing::TestParamInfo<Fp8Extra>& i) {
+                           return std::string(i.param.name);
+                         });
+
+// The quantizer on its own: NaN stays NaN, saturation, odd lengths, refusals.
+TEST(QuantizeFp8, SpecialValuesAndTails) {
+  VAECONV_REQUIRE_GPU();
+  std::vector<uint16_t> x = {float_to_bf16(1.f), float_to_bf16(-3.5f), 0x7FC0 /*NaN*/,
+                             float_to_bf16(-0.f), float_to_bf16(1e-6f), float_to_bf16(2.f),
+                             0xFFC0 /*-NaN*/, float_to_bf16(-2.f), float_to_bf16(0.25f)};
+  const int64_t n = int64_t(x.size());  // 9: one vector step and a scalar tail
+  std::vector<uint8_t> want(x.size());
+  const float want_scale = quantize_fp8_host(x.data(), n, want.data());
+  EXPECT_EQ(want_scale, 3.5f / 448.f);
+  const size_t ws_bytes = precompiled::quantize_fp8_workspace_bytes(n);
+  ASSERT_GT(ws_bytes, 0u);
+  GuardedBuffer xd(x.size() * 2), yd(x.size()), ws(ws_bytes), sd(4);
+  xd.upload(x.data(), x.size() * 2);
+  float* scale = static_cast<float*>(sd.ptr());
+  ASSERT_TRUE(precompiled::quantize_fp8(xd.ptr(), n, yd.ptr(), scale, ws.ptr(), ws_bytes, nullptr).ok());
+  VAECONV_HIP_CHECK(hipDeviceSynchronize());
+  std::vector<uint8_t> got(x.size());
+  yd.download(got.data(), got.size());
+  float s = 0;
+  VAECONV_HIP_CHECK(hipMemcpy(&s, scale, 4, hipMemcpyDeviceToHost));
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(s, want_scale);
+  EXPECT_TRUE(e4m3fn_is_nan(got[2]) && e4m3fn_is_nan(got[6])) << "NaN stays NaN";
+  EXPECT_EQ(got[1], 0xFE) << "-amax maps to -448";
+  EXPECT_TRUE(yd.guards_intact());
+  // Refusals.
+  EXPECT_EQ(precompiled::quantize_fp8(xd.ptr(), n, yd.ptr(), scale, ws.ptr(), 8, nullptr).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(precompiled::quantize_fp8(nullptr, n, yd.ptr(), scale, ws.ptr(), ws_bytes, nullptr).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(precompiled::quantize_fp8(xd.ptr(), n, xd.ptr(), scale, ws.ptr(), ws_bytes, nullptr).code(),
+            StatusCode::kOverlap);
+}
+
+}  // namespace
+}  // namespace vaeconv::test
