@@ -35,12 +35,12 @@ __global__ void quantize_fp8_kernel(const Bits* x, uint8_t* y, int64_t n, const 
 VAECONV_UNROLL
     for (int e = 0; e < 8; ++e) {
       const uint16_t bits = uint16_t(w[e / 2] >> (16 * (e % 2)));
-      q[e / 4] |= uint32_t(float_to_e4m3fn(bf16_to_float(bits) / scale)) << (8 * (e % 4));
+      q[e / 4] |= uint32_t(quantize_e4m3fn(bf16_to_float(bits), scale)) << (8 * (e % 4));
     }
     reinterpret_cast<uint2*>(y)[i] = make_uint2(q[0], q[1]);
   }
   for (int64_t i = vec * 8 + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    y[i] = float_to_e4m3fn(bf16_to_float(x[i]) / scale);
+    y[i] = quantize_e4m3fn(bf16_to_float(x[i]), scale);
 }
 
 }  // namespace detail

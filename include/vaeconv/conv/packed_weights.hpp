@@ -134,7 +134,7 @@ inline Status pack_weights_fp8(const ConvDesc& d, const float* w, PackedWeightsH
     const float scale = fp8_scale_for_amax(amax);
     out->scales[size_t(co)] = scale;
     for (int64_t k = 0; k < info.k; ++k)
-      out->fp8[size_t(co * info.k_pad + k)] = float_to_e4m3fn(row[size_t(k)] / scale);
+      out->fp8[size_t(co * info.k_pad + k)] = quantize_e4m3fn(row[size_t(k)], scale);
   }
   return Status::Ok();
 }

@@ -16,6 +16,7 @@
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
+#include "vaeconv/conv/fp8_scale.hpp"
 #include "vaeconv/core/numerics_fp8.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
@@ -105,7 +106,7 @@ VAECONV_UNROLL
               if (p.bias) o += p.bias[n + e];
               if (res) o += bf16_to_float(res[off + e]);
             }
-            q[e] = float_to_e4m3fn(o / y_scale);
+            q[e] = quantize_e4m3fn(o, y_scale);
           }
           if (vector_ok) {
             uint32_t lo = 0, hi = 0;
