@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Tile sweep (issue 5): builds vaeconv_bench once per candidate wide bf16 tile for NVIDIA into
+# build/sweep-<n>/ so that one device call can time them all:
+#   bench/sweep.sh build                 # here (needs nvcc)
+#   bench/sweep.sh run [bench args...]   # on the GPU machine: one bench run per candidate
+# Candidates are "BM,BN,BK,warpsM,warpsN,stages".
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+CANDIDATES=(${VAECONV_SWEEP:-"128,128,32,2,4,3" "128,128,32,2,2,4" "256,128,32,4,2,3" "128,256,32,2,4,3" "128,128,64,2,2,3"})
+case "${1:-}" in
+  build)
+    i=0
+    for c in "${CANDIDATES[@]}"; do
+      IFS=, read -r bm bn bk wm wn st <<<"$c"
+      flags="-DVAECONV_SWEEP_BM=$bm -DVAECONV_SWEEP_BN=$bn -DVAECONV_SWEEP_BK=$bk"
+      flags+=" -DVAECONV_SWEEP_WM=$wm -DVAECONV_SWEEP_WN=$wn -DVAECONV_SWEEP_ST=$st"
+      cmake -S . -B "build/sweep-$i" -DVAECONV_BACKEND=CUDA -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
+        -DVAECONV_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" >/dev/null
+      cmake --build "build/sweep-$i" --target vaeconv_bench -j "$(nproc)" >/dev/null
+      echo "$c" > "build/sweep-$i/candidate.txt"
+      echo "built sweep-$i: $c"
+      i=$((i + 1))
+    done ;;
+  run)
+    shift
+    for d in build/sweep-*/; do
+      echo "=== candidate $(cat "$d/candidate.txt")"
+      LD_LIBRARY_PATH="$d/kernels:${LD_LIBRARY_PATH:-}" "$d/bench/vaeconv_bench" "$@"
+    done ;;
+  *) echo "usage: $0 build | run [bench args]" >&2; exit 2 ;;
+esac
