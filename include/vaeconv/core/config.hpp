@@ -30,6 +30,22 @@
 #define VAECONV_UNROLL
 #endif
 
+// Device functions the compiler must inline: an outlined call costs a stack frame in scratch
+// memory (the resource report checks for none).
+#if defined(VAECONV_GPU_COMPILER)
+#define VAECONV_FORCE_INLINE __forceinline__
+#else
+#define VAECONV_FORCE_INLINE inline
+#endif
+
+// A lambda the compiler must inline: an outlined one keeps its captures (the gather state, the
+// staging registers) in scratch memory. clang takes the attribute on lambdas; nvcc inlines these.
+#if defined(VAECONV_BACKEND_HIP)
+#define VAECONV_FORCE_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define VAECONV_FORCE_INLINE_LAMBDA
+#endif
+
 #if (defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
 #define VAECONV_DEVICE_PASS 1
 #endif

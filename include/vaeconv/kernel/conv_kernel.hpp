@@ -29,7 +29,7 @@ namespace vaeconv::kernel {
 // 16-byte chunk of K straddles taps, so each of its elements is located separately. Synchronous
 // and scalar: that layer has a single K tile (K = 27), so there is nothing to overlap.
 template <class Geo, int kElemBytes>
-VAECONV_DEVICE inline uint4 gather_chunk_scalar(const ConvParams& p, const BlockCoord& b, int m,
+VAECONV_DEVICE VAECONV_FORCE_INLINE uint4 gather_chunk_scalar(const ConvParams& p, const BlockCoord& b, int m,
                                                 int k0) {
   using Elem = typename std::conditional<kElemBytes == 2, uint16_t, uint8_t>::type;
   constexpr int kChunkElems = 16 / kElemBytes, kPerWord = 4 / kElemBytes;
@@ -37,21 +37,30 @@ VAECONV_DEVICE inline uint4 gather_chunk_scalar(const ConvParams& p, const Block
   uint32_t w[4] = {0, 0, 0, 0};
   if (m < p.frame_pixels) {
     const int oh = m / p.wo, ow = m % p.wo;
+    // One division for the chunk's first element; the rest step (c, kw, kh, kt) like an odometer.
+    const int tap0 = k0 / p.cin;
+    int c = k0 - tap0 * p.cin, kw = tap0 % 3, kh = (tap0 / 3) % 3, kt = tap0 / 9;
 VAECONV_UNROLL
-    for (int e = 0; e < kChunkElems; ++e) {
-      const int kk = k0 + e;
-      if (kk >= p.k) break;
-      const int tap = kk / p.cin, c = kk % p.cin;
-      const int kt = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+    for (int e = 0; e < kChunkElems; ++e) {  // fully unrolled: w[] stays in registers
       const int it = b.ot + p.kt_base - p.pad_t + kt - b.it_lo;
       const int ih_u = oh * Geo::kStride - Geo::kPad + kh;
       const int iw_u = ow * Geo::kStride - Geo::kPad + kw;
-      if (unsigned(it) < unsigned(p.t - b.it_lo) && unsigned(ih_u) < unsigned(p.h * Geo::kUp) &&
-          unsigned(iw_u) < unsigned(p.w_ * Geo::kUp)) {
+      if (k0 + e < p.k && unsigned(it) < unsigned(p.t - b.it_lo) &&
+          unsigned(ih_u) < unsigned(p.h * Geo::kUp) && unsigned(iw_u) < unsigned(p.w_ * Geo::kUp)) {
         const uint32_t off = uint32_t(it) * uint32_t(p.in_st) +
                              uint32_t((ih_u / Geo::kUp) * p.in_sh) +
                              uint32_t((iw_u / Geo::kUp) * p.in_sw) + uint32_t(c);
         w[e / kPerWord] |= uint32_t(x[off]) << (8 * kElemBytes * (e % kPerWord));
+      }
+      if (++c == p.cin) {
+        c = 0;
+        if (++kw == 3) {
+          kw = 0;
+          if (++kh == 3) {
+            kh = 0;
+            ++kt;
+          }
+        }
       }
     }
   }
@@ -77,7 +86,7 @@ struct ConvKernel {
     return smem + s * Policy::kStageBytes + Policy::kTileBytesA;
   }
 
-  VAECONV_DEVICE static void run(const ConvParams& p, char* smem) {
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
     const BlockCoord b = block_coord(p, blockIdx.x, blockIdx.y, Policy::BM, Policy::BN);
@@ -95,7 +104,7 @@ struct ConvKernel {
     Slot slot[Policy::kStages - 1];
 
     // Issues the copy of K tile `kt` (the gathers' current position) into LDS buffer `s`.
-    auto issue = [&](int s, Slot& sl) {
+    auto issue = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
       char* la = stage_a(smem, s);
       char* lb = stage_b(smem, s);
       if constexpr (kVectorGather) {
@@ -120,7 +129,7 @@ VAECONV_UNROLL
       gb.advance();
     };
     // Writes register-staged data of buffer `s` to LDS (a no-op where the copy is asynchronous).
-    auto flush = [&](int s, Slot& sl) {
+    auto flush = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
       char* la = stage_a(smem, s);
       char* lb = stage_b(smem, s);
       if constexpr (kVectorGather) {

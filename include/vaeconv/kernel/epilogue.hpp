@@ -47,7 +47,7 @@ struct Epilogue {
 
   // acc[i][j]: the warp's atoms; (wm0, wn0): the warp tile's origin in the block tile.
   template <class FragC>
-  VAECONV_DEVICE static void run(const ConvParams& p, const BlockCoord& b,
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, const BlockCoord& b,
                                  FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int wm0, int wn0,
                                  int lane, float* stage) {
     const int tid = threadIdx.x;
