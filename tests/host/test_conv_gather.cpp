@@ -63,6 +63,10 @@ void check_gather(ConvDesc d) {
             const int64_t k = int64_t(kt) * BK + chunk * kChunkElems;
             Expected e{false, 0};
             if (m < p.frame_pixels) e = expected(d, w, b.n, b.ot, m / p.wo, m % p.wo, k);
+            ASSERT_EQ(g.exists(i), g.valid(p, i)) << "cached validity after advance";
+            if (e.valid) {
+              ASSERT_EQ(g.offset(i), g.at(p, i)) << "cached offset after advance";
+            }
             ASSERT_EQ(g.valid(p, i), e.valid)
                 << d.to_string() << " block " << bx << "," << by << " tid " << tid << " row " << i
                 << " k " << k;
@@ -75,7 +79,7 @@ void check_gather(ConvDesc d) {
             }
             ++checked;
           }
-          g.advance(p.cin);
+          g.advance(p);
         }
       }
     }
@@ -87,6 +91,14 @@ TEST(ConvGather, CausalT1EveryBorder) {
   check_gather<kernel::CausalGeometry, 32, 32, 32, 64>(ConvDesc::causal3x3x3(2, 1, 5, 7, 16, 8));
   check_gather<kernel::CausalGeometry, 16, 32, 32, 32>(ConvDesc::causal3x3x3(1, 1, 1, 1, 8, 8));
   check_gather<kernel::CausalGeometry, 32, 16, 16, 64>(ConvDesc::causal3x3x3(1, 1, 3, 11, 24, 8));
+}
+
+TEST(ConvGather, ManyTilesPerTap) {
+  // Cin = 96 and 192 with BK = 32: the cached offsets step within a tap 2 and 5 times.
+  check_gather<kernel::CausalGeometry, 32, 32, 32, 64>(ConvDesc::causal3x3x3(1, 1, 4, 5, 96, 8));
+  check_gather<kernel::UpsampleGeometry, 32, 32, 32, 64>(ConvDesc::upsample2x(1, 1, 2, 3, 192, 8));
+  check_gather<kernel::DownsampleGeometry, 32, 32, 64, 64, 1>(ConvDesc::downsample(1, 1, 5, 4, 384, 8));
+  check_gather<kernel::CausalGeometry, 32, 32, 32, 64>(ConvDesc::causal3x3x3(1, 3, 3, 3, 64, 8));
 }
 
 TEST(ConvGather, CausalVideoLooksBackOnly) {

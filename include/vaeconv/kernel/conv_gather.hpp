@@ -13,7 +13,11 @@
 // ever padded or upsampled in memory.
 //
 // Like CUTLASS's analytic conv iterator, the gather reads as the math: at(i) is the byte offset of
-// row i's element, valid(i) says whether it exists, advance() moves K by one block tile. A thread
+// row i's element, valid(i) says whether it exists, advance() moves K by one block tile. The
+// kernel reads the cached forms, offset(i) and exists(i): advance() only adds BK to the offsets
+// while the chunk stays inside its tap and recomputes them from at()/valid() when the tap changes
+// (every Cin / BK tiles), which keeps the per-tile index arithmetic off the MMA loop's back. The
+// host tests check both forms against the ConvDesc definition after every advance. A thread
 // owns one 16-byte chunk column (8 consecutive k, never straddling a tap since Cin % 8 == 0) and
 // kRows rows; per-row state is decoded once per block. A chunk is 16 bytes: kChunkElems = 8 bf16
 // or 16 fp8 elements of kElemBytes each.
@@ -71,6 +75,9 @@ struct ConvGather {
   // Frame constants.
   int it_rel0;                 // ot + kt_base - pad_t - it_lo: time offset of tap kt = 0
   int h_up, w_up, t_rel_end;   // bounds in the view's coordinates
+  // Cached at()/valid() of the current position.
+  uint32_t off_[kRows];
+  bool ok_[kRows];
 
   VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
 VAECONV_UNROLL
@@ -89,7 +96,18 @@ VAECONV_UNROLL
     h_up = p.h * Geo::kUp;
     w_up = p.w_ * Geo::kUp;
     t_rel_end = p.t - b.it_lo;
+    refresh(p);
   }
+
+  VAECONV_HD void refresh(const ConvParams& p) {
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      ok_[i] = valid(p, i);
+      off_[i] = at(p, i);
+    }
+  }
+  VAECONV_HD bool exists(int i) const { return ok_[i]; }
+  VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
 
   // Carries channel overflow into the tap counters (kw fastest, then kh, then kt).
   VAECONV_HD void normalize(int cin) {
@@ -105,10 +123,16 @@ VAECONV_UNROLL
     }
   }
 
-  VAECONV_HD void advance(int cin) {
+  VAECONV_HD void advance(const ConvParams& p) {
     k += BK;
     c += BK;
-    normalize(cin);
+    if (c < p.cin) {  // same tap: the elements are BK further along the channels
+VAECONV_UNROLL
+      for (int i = 0; i < kRows; ++i) off_[i] += uint32_t(BK * kElemBytes);
+      return;
+    }
+    normalize(p.cin);
+    refresh(p);
   }
 
   VAECONV_HD bool valid(const ConvParams& p, int i) const {

@@ -110,8 +110,8 @@ struct ConvKernel {
       if constexpr (kVectorGather) {
 VAECONV_UNROLL
         for (int i = 0; i < kRowsA; ++i)
-          Arch::load(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk), view_a, ga.at(p, i),
-                     ga.valid(p, i));
+          Arch::load(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk), view_a, ga.offset(i),
+                     ga.exists(i));
       } else {
 VAECONV_UNROLL
         for (int i = 0; i < kRowsA; ++i)
@@ -125,7 +125,7 @@ VAECONV_UNROLL
           Arch::load(sl, kRowsA + i, lb + Tile::offset(row0 + i * kRowStep, chunk), view_b,
                      gb.at(p, i), gb.valid(p, i));
       Arch::commit();
-      ga.advance(p.cin);
+      ga.advance(p);
       gb.advance();
     };
     // Writes register-staged data of buffer `s` to LDS (a no-op where the copy is asynchronous).
