@@ -15,6 +15,17 @@
 
 namespace vaeconv::arch {
 
+// Two m16n8 mma.sync on the two n8 halves of an m16n16 atom: A (4 registers) is shared, B's
+// registers 0-1 feed the first and 2-3 the second, C's floats 0-3 and 4-7 accumulate them.
+#define VAECONV_MMA_SYNC_PAIR(INSTR)                                                              \
+  VAECONV_UNROLL for (int h = 0; h < 2; ++h) {                                                   \
+    asm volatile(INSTR " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"               \
+                 : "+f"(c.v[4 * h + 0]), "+f"(c.v[4 * h + 1]), "+f"(c.v[4 * h + 2]),            \
+                   "+f"(c.v[4 * h + 3])                                                         \
+                 : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]),         \
+                   "r"(b.r[2 * h + 1]));                                                        \
+  }
+
 struct Nvidia {
   static constexpr int kWaveSize = 32;
   static constexpr const char* kName = "nvidia-sm80+";
@@ -108,16 +119,7 @@ struct Nvidia {
     }
     VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
 #if defined(__CUDA_ARCH__)
-VAECONV_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(c.v[4 * h + 0]), "+f"(c.v[4 * h + 1]), "+f"(c.v[4 * h + 2]),
-              "+f"(c.v[4 * h + 3])
-            : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]),
-              "r"(b.r[2 * h + 1]));
-      }
+      VAECONV_MMA_SYNC_PAIR("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
 #else
       (void)c; (void)a; (void)b;
 #endif
@@ -139,16 +141,7 @@ VAECONV_UNROLL
     VAECONV_DEVICE static void load_b(FragB& b, int part, const void* p) { AtomBf16::load_b(b, part, p); }
     VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-VAECONV_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(c.v[4 * h + 0]), "+f"(c.v[4 * h + 1]), "+f"(c.v[4 * h + 2]),
-              "+f"(c.v[4 * h + 3])
-            : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]),
-              "r"(b.r[2 * h + 1]));
-      }
+      VAECONV_MMA_SYNC_PAIR("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32");
 #else
       (void)c; (void)a; (void)b;
 #endif

@@ -79,28 +79,44 @@ inline Status packed_info_for(const ConvDesc& d, PackedWeightsInfo* info) {
   return Status::Ok();
 }
 
+namespace detail {
+// Gathers output channel co's packed row: row[k] = w at the PyTorch index of packed column k.
+inline void packed_row(const ConvDesc& d, const PackedWeightsInfo& info, const float* w,
+                       int64_t co, float* row) {
+  const int src_kt = d.kind == ConvKind::kCausal3x3x3 ? 3 : 1;
+  for (int kt = 0; kt < info.taps_t; ++kt)
+    for (int kh = 0; kh < 3; ++kh)
+      for (int kw = 0; kw < 3; ++kw)
+        for (int64_t ci = 0; ci < info.cin; ++ci) {
+          const int64_t src = (((co * info.cin + ci) * src_kt + (info.kt_base + kt)) * 3 + kh) * 3 + kw;
+          row[((int64_t(kt) * 3 + kh) * 3 + kw) * info.cin + ci] = w[src];
+        }
+}
+
+inline Status begin_packing(const ConvDesc& d, const float* w, PackedWeightsHost* out, DType want,
+                            const char* who) {
+  if (w == nullptr || out == nullptr)
+    return Status(StatusCode::kInvalidArgument, std::string(who) + ": null pointer");
+  if (d.weight_dtype != want)
+    return Status(StatusCode::kUnsupported,
+                  std::string(who) + ": the conv's weights are not " + to_string(want));
+  *out = PackedWeightsHost{};
+  return packed_info_for(d, &out->info);
+}
+}  // namespace detail
+
 // Packs PyTorch-layout weights given as floats (already bf16-representable or not: they are
 // rounded to bf16 here). `w` is [Cout][Cin][3][3][3] for the causal conv, [Cout][Cin][3][3] else.
 inline Status pack_weights_bf16(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
-  if (w == nullptr || out == nullptr)
-    return Status(StatusCode::kInvalidArgument, "pack_weights_bf16: null pointer");
-  if (d.weight_dtype != DType::kBF16)
-    return Status(StatusCode::kUnsupported, "pack_weights_bf16: the conv's weights are not bf16");
-  PackedWeightsInfo info;
-  VAECONV_RETURN_IF_ERROR(packed_info_for(d, &info));
-  const int src_kt = d.kind == ConvKind::kCausal3x3x3 ? 3 : 1;
-  *out = PackedWeightsHost{};
-  out->info = info;
+  VAECONV_RETURN_IF_ERROR(detail::begin_packing(d, w, out, DType::kBF16, "pack_weights_bf16"));
+  const PackedWeightsInfo& info = out->info;
   out->bf16.assign(size_t(info.cout * info.k_pad), uint16_t(0));
-  for (int64_t co = 0; co < info.cout; ++co)
-    for (int kt = 0; kt < info.taps_t; ++kt)
-      for (int kh = 0; kh < 3; ++kh)
-        for (int kw = 0; kw < 3; ++kw)
-          for (int64_t ci = 0; ci < info.cin; ++ci) {
-            const int64_t src = (((co * info.cin + ci) * src_kt + (info.kt_base + kt)) * 3 + kh) * 3 + kw;
-            const int64_t k = ((int64_t(kt) * 3 + kh) * 3 + kw) * info.cin + ci;
-            out->bf16[size_t(co * info.k_pad + k)] = float_to_bf16(w[src]);
-          }
+  std::vector<float> row(size_t(info.k));
+  for (int64_t co = 0; co < info.cout; ++co) {
+    detail::packed_row(d, info, w, co, row.data());
+    for (int64_t k = 0; k < info.k; ++k)
+      out->bf16[size_t(co * info.k_pad + k)] = float_to_bf16(row[size_t(k)]);
+  }
   return Status::Ok();
 }
 
@@ -108,29 +124,16 @@ inline Status pack_weights_bf16(const ConvDesc& d, const float* w, PackedWeights
 // scale = amax / 448 over the channel's packed taps (1 for an all-zero channel), byte =
 // e4m3fn(w / scale), saturating; NaN stays NaN (and does not count towards amax).
 inline Status pack_weights_fp8(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
-  if (w == nullptr || out == nullptr)
-    return Status(StatusCode::kInvalidArgument, "pack_weights_fp8: null pointer");
-  if (d.weight_dtype != DType::kFP8E4M3)
-    return Status(StatusCode::kUnsupported, "pack_weights_fp8: the conv's weights are not fp8");
-  PackedWeightsInfo info;
-  VAECONV_RETURN_IF_ERROR(packed_info_for(d, &info));
-  const int src_kt = d.kind == ConvKind::kCausal3x3x3 ? 3 : 1;
-  *out = PackedWeightsHost{};
-  out->info = info;
+  VAECONV_RETURN_IF_ERROR(detail::begin_packing(d, w, out, DType::kFP8E4M3, "pack_weights_fp8"));
+  const PackedWeightsInfo& info = out->info;
   out->fp8.assign(size_t(info.cout * info.k_pad), uint8_t(0));
   out->scales.assign(size_t(info.cout), 1.f);
   std::vector<float> row(size_t(info.k));
   for (int64_t co = 0; co < info.cout; ++co) {
+    detail::packed_row(d, info, w, co, row.data());
     float amax = 0.f;
-    for (int kt = 0; kt < info.taps_t; ++kt)
-      for (int kh = 0; kh < 3; ++kh)
-        for (int kw = 0; kw < 3; ++kw)
-          for (int64_t ci = 0; ci < info.cin; ++ci) {
-            const int64_t src = (((co * info.cin + ci) * src_kt + (info.kt_base + kt)) * 3 + kh) * 3 + kw;
-            const int64_t k = ((int64_t(kt) * 3 + kh) * 3 + kw) * info.cin + ci;
-            row[size_t(k)] = w[src];
-            if (std::fabs(w[src]) > amax) amax = std::fabs(w[src]);  // NaN compares false
-          }
+    for (float v : row)
+      if (std::fabs(v) > amax) amax = std::fabs(v);  // NaN compares false
     const float scale = fp8_scale_for_amax(amax);
     out->scales[size_t(co)] = scale;
     for (int64_t k = 0; k < info.k; ++k)
