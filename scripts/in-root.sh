@@ -9,6 +9,11 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
 mountpoint -q "$ROOT/dev" || mount --rbind /dev "$ROOT/dev"
 mkdir -p "$ROOT$REPO"
+# A mount left by an earlier checkout at the same path (since deleted and cloned again) points at
+# the old directory: replace it unless it is this very directory.
+if mountpoint -q "$ROOT$REPO" && [ "$(stat -c %d:%i "$ROOT$REPO" 2>/dev/null)" != "$(stat -c %d:%i "$REPO")" ]; then
+  umount -l "$ROOT$REPO"
+fi
 mountpoint -q "$ROOT$REPO" || mount --bind "$REPO" "$ROOT$REPO"
 case "$PWD/" in "$REPO"/*) cwd=$PWD ;; *) cwd=$REPO ;; esac
 exec chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
