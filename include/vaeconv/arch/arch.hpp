@@ -4,6 +4,7 @@
 // vaeconv::arch::Nvidia under CUDA. Host-only builds (no GPU compiler) get no Current.
 #pragma once
 #include "vaeconv/core/config.hpp"
+#include "vaeconv/arch/runtime.hpp"
 
 #if defined(VAECONV_BACKEND_HIP)
 #include "vaeconv/arch/cdna.hpp"

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "vaeconv/arch/fp8_fnuz.hpp"
+#include "vaeconv/arch/runtime.hpp"  // uint4 and the HIP builtins
 #include "vaeconv/arch/fragment_layouts.hpp"
 #include "vaeconv/core/config.hpp"
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "vaeconv/arch/fragment_layouts.hpp"
+#include "vaeconv/arch/runtime.hpp"  // uint4, threadIdx, the CUDA builtins
 #include "vaeconv/core/config.hpp"
 
 namespace vaeconv::arch {

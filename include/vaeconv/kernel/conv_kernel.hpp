@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "vaeconv/core/config.hpp"
+#include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"

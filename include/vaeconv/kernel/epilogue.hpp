@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "vaeconv/core/config.hpp"
+#include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
 #include "vaeconv/conv/fp8_scale.hpp"
 #include "vaeconv/core/numerics_fp8.hpp"
