@@ -1,4 +1,4 @@
-// vaeconv_bench — times the shipped BF16 kernels on the 18 Qwen-Image VAE shapes, and the
+// vaeconv_bench — times the shipped BF16 and FP8 kernels on the 18 Qwen-Image VAE shapes, and the
 // platform's vendor library (cuDNN on NVIDIA) on the same problems in the same process.
 //
 //   vaeconv_bench                 all 18 seed shapes
@@ -6,6 +6,7 @@
 //   vaeconv_bench --iters N       timed runs per shape and variant (default 20, median reported)
 //   vaeconv_bench --json FILE     also write every number to FILE (scripts/plot_bench.py reads it)
 //   vaeconv_bench --no-vendor     vaeconv only
+//   vaeconv_bench --no-fp8        BF16 only (by default each shape also runs in FP8)
 //   vaeconv_bench --peak-tflops X / --mem-tbps X   the ceilings the fractions are taken of
 //
 // Method (the device's METHOD.md): random bf16 data, warm-up first, event-timed runs, median;
@@ -56,6 +57,7 @@ struct Options {
   std::string only, json;
   int iters = 20;
   bool vendor = true;
+  bool fp8 = true;
   double peak_tflops = kMmaSyncBf16PeakTflops, mem_tbps = kHbmCopyTBps;
 };
 
@@ -71,30 +73,79 @@ struct Result {
   double max_abs = 0, rel_l2 = 0;
   int64_t nonfinite = 0;
   bool cross_ok = true;
+  // FP8 (e4m3fn operands quantized on the device, bf16 output), on the same shape.
+  struct Fp8 {
+    bool ran = false;
+    std::string error;
+    double us = 0, tflops = 0;
+    int64_t sampled = 0, bad = 0;
+  } fp8;
 };
 
-// One output pixel, every channel, straight from the ConvDesc formula (packed-weight order).
-void reference_pixel(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& x,
-                     const vaeconv::PackedWeightsHost& w, const std::vector<float>& bias,
-                     int64_t m, std::vector<double>* out) {
+
+
+// One output pixel, every channel, straight from the ConvDesc formula (packed-weight order);
+// xval(i) is input element i's value, wval(co, k) packed weight (co, k)'s.
+template <class XVal, class WVal>
+void reference_pixel(const vaeconv::ConvDesc& d, const vaeconv::PackedWeightsInfo& info, XVal xval,
+                     WVal wval, const std::vector<float>& bias, int64_t m, std::vector<double>* out) {
   const int64_t wo = d.out_w(), ho = d.out_h(), to = d.out_t();
   const int64_t ow = m % wo, oh = (m / wo) % ho, ot = (m / (wo * ho)) % to, n = m / (wo * ho * to);
   out->assign(size_t(d.cout), 0.0);
   for (int64_t co = 0; co < d.cout; ++co) {
     double acc = bias[size_t(co)];
-    for (int64_t k = 0; k < w.info.k; ++k) {
+    for (int64_t k = 0; k < info.k; ++k) {
       const int64_t tap = k / d.cin, c = k % d.cin;
-      const int64_t kt = w.info.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+      const int64_t kt = info.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
       const int64_t it = ot + kt - d.pad.t_front;
       const int64_t ih = oh * d.stride_h + kh - d.pad.h_top, iw = ow * d.stride_w + kw - d.pad.w_left;
       if (it < 0 || it >= d.t || ih < 0 || ih >= d.up_h() || iw < 0 || iw >= d.up_w()) continue;
       const int64_t xi = n * d.in_strides.n + it * d.in_strides.t + (ih / d.upsample) * d.in_strides.h +
                          (iw / d.upsample) * d.in_strides.w + c;
-      acc += double(vaeconv::bf16_to_float(x[size_t(xi)])) *
-             vaeconv::bf16_to_float(w.bf16[size_t(co * w.info.k_pad + k)]);
+      acc += double(xval(xi)) * double(wval(co, k));
     }
     (*out)[size_t(co)] = acc;
   }
+}
+
+// Checks 64 output pixels (the first, the last, 62 random), every channel, at rtol = atol = 2e-2.
+template <class XVal, class WVal>
+void sampled_check(const vaeconv::ConvDesc& d, const vaeconv::PackedWeightsInfo& info, XVal xval,
+                   WVal wval, const std::vector<float>& bias, const std::vector<uint16_t>& y,
+                   std::mt19937& rng, int64_t* sampled, int64_t* bad) {
+  std::vector<double> ref;
+  std::uniform_int_distribution<int64_t> pick(0, d.gemm_m() - 1);
+  for (int i = 0; i < 64; ++i) {
+    const int64_t m = i < 2 ? (i == 0 ? 0 : d.gemm_m() - 1) : pick(rng);
+    reference_pixel(d, info, xval, wval, bias, m, &ref);
+    for (int64_t c = 0; c < d.cout; ++c) {
+      const double g = vaeconv::bf16_to_float(y[size_t(m * d.cout + c)]), e = ref[size_t(c)];
+      ++*sampled;
+      if (!(std::fabs(g - e) <= 2e-2 + 2e-2 * std::fabs(e))) ++*bad;
+    }
+  }
+}
+
+// Median of `iters` event-timed runs of `run(i)` after 3 warm-ups, in microseconds.
+template <class Run>
+double time_median_us(int iters, hipStream_t stream, Run run) {
+  for (int i = 0; i < 3; ++i) run(i);
+  hipEvent_t e0, e1;
+  CHECK_HIP(hipEventCreate(&e0));
+  CHECK_HIP(hipEventCreate(&e1));
+  std::vector<float> ms(static_cast<size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    CHECK_HIP(hipEventRecord(e0, stream));
+    run(i);
+    CHECK_HIP(hipEventRecord(e1, stream));
+    CHECK_HIP(hipEventSynchronize(e1));
+    CHECK_HIP(hipEventElapsedTime(&ms[size_t(i)], e0, e1));
+  }
+  CHECK_HIP(hipGetLastError());
+  (void)hipEventDestroy(e0);
+  (void)hipEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return 1e3 * ms[ms.size() / 2];
 }
 
 // Whole-tensor comparison of two bf16 outputs: max |a - b| and ||a - b|| / ||b||.
@@ -117,6 +168,88 @@ void compare_full(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b
   r->rel_l2 = den > 0 ? std::sqrt(num / den) : (num > 0 ? 1e30 : 0.0);  // finite: it goes into JSON
   r->nonfinite = nonfinite;
   r->cross_ok = nonfinite == 0 && a.size() == b.size() && r->rel_l2 <= kCrossRelL2Tol;
+}
+
+// The FP8 conv of the same shape and data: activations quantized by quantize_fp8 (outside the
+// timed region, as a previous layer's epilogue would produce them), weights per channel once.
+Result::Fp8 bench_fp8(const vaeconv::VaeShape& s, const Options& o, const std::vector<uint16_t>& x,
+                      const std::vector<float>& w_torch, const std::vector<float>& bias,
+                      const void* bias_dev, const std::vector<void*>& xs_bf16, hipStream_t stream,
+                      std::mt19937& rng) {
+  Result::Fp8 r;
+  r.ran = true;
+  const vaeconv::ConvDesc d = s.desc(vaeconv::DType::kFP8E4M3);
+  vaeconv::PackedWeightsHost packed;
+  vaeconv::Status st = vaeconv::pack_weights_fp8(d, w_torch.data(), &packed);
+  const int64_t n = d.in_elements();
+  const size_t ws_bytes = vaeconv::precompiled::quantize_fp8_workspace_bytes(n);
+  if (!st.ok() || ws_bytes == 0) {
+    r.error = st.ok() ? "quantize_fp8_workspace_bytes failed" : st.to_string();
+    return r;
+  }
+  const size_t copies = xs_bf16.size(), y_bytes = size_t(d.out_elements()) * 2;
+  std::vector<void*> x8(copies), y(copies);
+  void *scales = nullptr, *ws = nullptr, *wd = nullptr, *wsc = nullptr;
+  for (size_t i = 0; i < copies; ++i) {
+    CHECK_HIP(hipMalloc(&x8[i], size_t(n)));
+    CHECK_HIP(hipMalloc(&y[i], y_bytes));
+  }
+  CHECK_HIP(hipMalloc(&scales, copies * sizeof(float)));
+  CHECK_HIP(hipMalloc(&ws, ws_bytes));
+  CHECK_HIP(hipMalloc(&wd, packed.byte_size()));
+  CHECK_HIP(hipMalloc(&wsc, packed.scales.size() * sizeof(float)));
+  CHECK_HIP(hipMemcpy(wd, packed.bytes(), packed.byte_size(), hipMemcpyHostToDevice));
+  CHECK_HIP(hipMemcpy(wsc, packed.scales.data(), packed.scales.size() * 4, hipMemcpyHostToDevice));
+  float* scale = static_cast<float*>(scales);
+  for (size_t i = 0; i < copies && r.error.empty(); ++i) {
+    st = vaeconv::precompiled::quantize_fp8(xs_bf16[i], n, x8[i], scale + i, ws, ws_bytes, stream);
+    if (!st.ok()) r.error = st.to_string();
+  }
+  auto args = [&](size_t i) {
+    vaeconv::ConvArgs a;
+    a.x = x8[i];
+    a.x_scale = scale + i;
+    a.weights = {wd, packed.info, static_cast<const float*>(wsc)};
+    a.bias = static_cast<const float*>(bias_dev);
+    a.y = y[i];
+    return a;
+  };
+  if (r.error.empty()) {
+    CHECK_HIP(hipMemset(y[0], 0xFF, y_bytes));
+    st = vaeconv::precompiled::conv_forward(d, args(0), stream);
+    if (!st.ok()) r.error = st.to_string();
+  }
+  if (r.error.empty()) {
+    // The sampled check uses the dequantized operands: the host quantizer's bytes and scale.
+    std::vector<uint8_t> xq(static_cast<size_t>(n));
+    const float xs = vaeconv::quantize_fp8_host(x.data(), n, xq.data());
+    std::vector<uint16_t> out(static_cast<size_t>(d.out_elements()));
+    CHECK_HIP(hipStreamSynchronize(stream));
+    CHECK_HIP(hipMemcpy(out.data(), y[0], y_bytes, hipMemcpyDeviceToHost));
+    sampled_check(
+        d, packed.info, [&](int64_t i) { return vaeconv::e4m3fn_to_float(xq[size_t(i)]) * xs; },
+        [&](int64_t co, int64_t k) {
+          return vaeconv::e4m3fn_to_float(packed.fp8[size_t(co * packed.info.k_pad + k)]) *
+                 packed.scales[size_t(co)];
+        },
+        bias, out, rng, &r.sampled, &r.bad);
+    if (r.bad) r.error = "sampled check failed";
+  }
+  if (r.error.empty()) {
+    r.us = time_median_us(o.iters, stream, [&](int i) {
+      (void)vaeconv::precompiled::conv_forward(d, args(size_t(i) % copies), stream);
+    });
+    r.tflops = d.flops() / (r.us * 1e-6) / 1e12;
+  }
+  for (size_t i = 0; i < copies; ++i) {
+    (void)hipFree(x8[i]);
+    (void)hipFree(y[i]);
+  }
+  (void)hipFree(scales);
+  (void)hipFree(ws);
+  (void)hipFree(wd);
+  (void)hipFree(wsc);
+  return r;
 }
 
 Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
@@ -188,41 +321,23 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
   if (r.error.empty()) {
     CHECK_HIP(hipStreamSynchronize(stream));
     CHECK_HIP(hipMemcpy(y.data(), ys[0], y_bytes, hipMemcpyDeviceToHost));
-    std::vector<double> ref;
-    std::uniform_int_distribution<int64_t> pick(0, d.gemm_m() - 1);
-    for (int i = 0; i < 64; ++i) {
-      const int64_t m = i < 2 ? (i == 0 ? 0 : d.gemm_m() - 1) : pick(rng);
-      reference_pixel(d, x, packed, bias, m, &ref);
-      for (int64_t c = 0; c < d.cout; ++c) {
-        const double g = vaeconv::bf16_to_float(y[size_t(m * d.cout + c)]), e = ref[size_t(c)];
-        ++r.sampled;
-        if (!(std::fabs(g - e) <= 2e-2 + 2e-2 * std::fabs(e))) ++r.sample_bad;
-      }
-    }
+    sampled_check(
+        d, packed.info, [&](int64_t i) { return vaeconv::bf16_to_float(x[size_t(i)]); },
+        [&](int64_t co, int64_t k) {
+          return vaeconv::bf16_to_float(packed.bf16[size_t(co * packed.info.k_pad + k)]);
+        },
+        bias, y, rng, &r.sampled, &r.sample_bad);
     if (r.sample_bad) r.error = "sampled check failed";
   }
 
   // Timing.
   if (r.error.empty()) {
-    for (int i = 0; i < 3; ++i) (void)vaeconv::precompiled::conv_forward(d, args(i % copies), stream);
-    hipEvent_t e0, e1;
-    CHECK_HIP(hipEventCreate(&e0));
-    CHECK_HIP(hipEventCreate(&e1));
-    std::vector<float> ms(static_cast<size_t>(iters));
-    for (int i = 0; i < iters; ++i) {
-      CHECK_HIP(hipEventRecord(e0, stream));
+    r.median_us = time_median_us(iters, stream, [&](int i) {
       (void)vaeconv::precompiled::conv_forward(d, args(i % copies), stream);
-      CHECK_HIP(hipEventRecord(e1, stream));
-      CHECK_HIP(hipEventSynchronize(e1));
-      CHECK_HIP(hipEventElapsedTime(&ms[size_t(i)], e0, e1));
-    }
-    CHECK_HIP(hipGetLastError());
-    std::sort(ms.begin(), ms.end());
-    r.median_us = 1e3 * ms[ms.size() / 2];
+    });
     r.tflops = d.flops() / (r.median_us * 1e-6) / 1e12;
-    (void)hipEventDestroy(e0);
-    (void)hipEventDestroy(e1);
   }
+  if (o.fp8) r.fp8 = bench_fp8(s, o, x, w_torch, bias, bd, xs, stream, rng);
 
   // The vendor library on the same buffers, then the whole output against vaeconv's.
   if (o.vendor) {
@@ -251,9 +366,10 @@ std::string json_escape(const std::string& s) {
 }
 
 struct Totals {
-  double vaeconv = 0, conv = 0, pipeline = 0;
+  double vaeconv = 0, conv = 0, pipeline = 0, fp8 = 0;
   int calls = 0, vendor_calls = 0;
-  bool complete = true;  // every shape of the set ran on both sides
+  bool complete = true;      // every shape of the set ran on both sides
+  bool fp8_complete = true;  // every shape's FP8 conv ran
 };
 
 void write_json(const std::string& path, const Options& o, const std::string& device,
@@ -299,6 +415,13 @@ void write_json(const std::string& path, const Options& o, const std::string& de
                  v.conv_biaskernel_us, v.conv_fused_us, v.conv_us, v.pipeline_us, v.ran ? d.flops() / (v.conv_us * 1e-6) / 1e12 : 0.0,
                  v.ran ? d.flops() / (v.pipeline_us * 1e-6) / 1e12 : 0.0);
     const bool both = v.ran && r.error.empty();
+    const auto& q = r.fp8;
+    std::fprintf(f, "   \"fp8\": {\"ran\": %s, \"ok\": %s, \"error\": \"%s\", \"us\": %.2f, "
+                    "\"tflops\": %.2f, \"sampled\": %lld, \"sampled_bad\": %lld, \"vs_bf16\": %.4f},\n",
+                 q.ran ? "true" : "false", q.ran && q.error.empty() ? "true" : "false",
+                 json_escape(q.error).c_str(), q.us, q.tflops, static_cast<long long>(q.sampled),
+                 static_cast<long long>(q.bad),
+                 q.ran && q.error.empty() && r.error.empty() ? q.us / r.median_us : 0.0);
     std::fprintf(f, "   \"ratio_vs_conv\": %.4f, \"ratio_vs_pipeline\": %.4f,\n",
                  both ? r.median_us / v.conv_us : 0.0, both ? r.median_us / v.pipeline_us : 0.0);
     std::fprintf(f, "   \"compare\": {\"done\": %s, \"ok\": %s, \"max_abs\": %.6g, \"rel_l2\": %.6g, "
@@ -309,9 +432,11 @@ void write_json(const std::string& path, const Options& o, const std::string& de
   std::fprintf(f, " ],\n \"totals\": {\n");
   auto tot = [&](const char* name, const Totals& t, const char* sep) {
     std::fprintf(f, "  \"%s\": {\"calls\": %d, \"complete\": %s, \"vaeconv_ms\": %.4f, \"vendor_conv_ms\": %.4f, "
-                    "\"vendor_pipeline_ms\": %.4f, \"ratio_vs_conv\": %.4f, \"ratio_vs_pipeline\": %.4f}%s\n",
+                    "\"vendor_pipeline_ms\": %.4f, \"ratio_vs_conv\": %.4f, \"ratio_vs_pipeline\": %.4f, "
+                    "\"fp8_complete\": %s, \"vaeconv_fp8_ms\": %.4f, \"fp8_vs_bf16\": %.4f}%s\n",
                  name, t.calls, t.complete ? "true" : "false", t.vaeconv / 1e3, t.conv / 1e3, t.pipeline / 1e3,
-                 t.conv > 0 ? t.vaeconv / t.conv : 0.0, t.pipeline > 0 ? t.vaeconv / t.pipeline : 0.0, sep);
+                 t.conv > 0 ? t.vaeconv / t.conv : 0.0, t.pipeline > 0 ? t.vaeconv / t.pipeline : 0.0,
+                 t.fp8_complete ? "true" : "false", t.fp8 / 1e3, t.vaeconv > 0 ? t.fp8 / t.vaeconv : 0.0, sep);
   };
   tot("set_1024_58_calls", t1024, ",");
   tot("hot_1328_28_calls", t1328, "");
@@ -328,12 +453,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) o.iters = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) o.json = argv[++i];
     else if (!std::strcmp(argv[i], "--no-vendor")) o.vendor = false;
+    else if (!std::strcmp(argv[i], "--no-fp8")) o.fp8 = false;
     else if (!std::strcmp(argv[i], "--peak-tflops") && i + 1 < argc) o.peak_tflops = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--mem-tbps") && i + 1 < argc) o.mem_tbps = std::atof(argv[++i]);
     else {
       std::fprintf(stderr,
-                   "usage: %s [--shape ID] [--iters N] [--json FILE] [--no-vendor] [--peak-tflops X] "
-                   "[--mem-tbps X]\n",
+                   "usage: %s [--shape ID] [--iters N] [--json FILE] [--no-vendor] [--no-fp8] "
+                   "[--peak-tflops X] [--mem-tbps X]\n",
                    argv[0]);
       return 2;
     }
@@ -365,6 +491,7 @@ int main(int argc, char** argv) {
   std::printf("\n%-26s %-11s %9s %9s | %9s %6s %5s %5s |", "id", "kind", "Cin->Cout", "HxW", "vaeconv", "TFLOP/s",
               "%pk", "%mem");
   if (o.vendor) std::printf(" %9s %9s %9s | %6s %6s |", "v.nobias", "v.conv", "v.eng", "r.conv", "r.eng");
+  if (o.fp8) std::printf(" %9s %8s |", "fp8", "fp8/bf16");
   std::printf(" check\n");
 
   std::vector<Result> results;
@@ -406,6 +533,16 @@ int main(int argc, char** argv) {
         t.complete = false;
       }
     }
+    if (o.fp8) {
+      if (r.fp8.ran && r.fp8.error.empty()) {
+        std::printf(" %9.1f %8.2f |", r.fp8.us, ok ? r.fp8.us / r.median_us : 0.0);
+        t.fp8 += s.calls * r.fp8.us;
+      } else {
+        std::printf(" %9s %8s |", "FAILED", "");
+        t.fp8_complete = false;
+        ++failures;
+      }
+    }
     if (ok) {
       std::printf(" ok (%lld sampled)", static_cast<long long>(r.sampled));
     } else {
@@ -416,6 +553,9 @@ int main(int argc, char** argv) {
       std::printf(", vs vendor %s", r.cross_ok ? "ok" : "MISMATCH");
       if (!r.cross_ok) ++failures;
     }
+    if (r.fp8.ran && !r.fp8.error.empty())
+      std::printf("; fp8 FAILED: %s (%lld of %lld sampled outputs bad)", r.fp8.error.c_str(),
+                  static_cast<long long>(r.fp8.bad), static_cast<long long>(r.fp8.sampled));
     std::printf("\n");
     std::fflush(stdout);
     results.push_back(r);
@@ -461,6 +601,10 @@ int main(int argc, char** argv) {
                     t.conv / 1e3, t.pipeline / 1e3, t.vaeconv / t.conv, t.vaeconv / t.pipeline);
       }
       if (!t.complete) std::printf("  [INCOMPLETE: some shapes failed or have no vendor time]");
+      if (o.fp8)
+        std::printf("\n  fp8: %.2f ms, %.3f x vaeconv bf16%s", t.fp8 / 1e3,
+                    t.vaeconv > 0 ? t.fp8 / t.vaeconv : 0.0,
+                    t.fp8_complete ? "" : "  [INCOMPLETE: some FP8 shapes failed]");
       std::printf("\n");
     };
     std::printf("\n");
