@@ -9,7 +9,7 @@
 // BK counts elements; the element size comes from the atom (bf16 or fp8), so a bf16 BK = 32 and
 // an fp8 BK = 64 are the same bytes and the same LDS layout.
 // A TilePolicy is a compile-time value; the shipped configurations are the few listed in
-// kernels/tile_table.hpp, not a zoo.
+// kernel/tile_table.hpp, not a zoo.
 #pragma once
 
 namespace vaeconv::kernel {
