@@ -133,8 +133,7 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   if (int64_t(want.taps_t) * d.in_strides.t * esz > detail::kInt31 ||
       d.in_strides.h * d.h * esz > detail::kInt31)
     return overflow("one input frame's view exceeds 2^31 bytes" + what);
-  if (d.out_strides.h * d.out_h() > detail::kInt31 || d.out_strides.w * d.out_w() > detail::kInt31 ||
-      d.in_strides.h * d.h > detail::kInt31)
+  if (d.out_strides.h * d.out_h() > detail::kInt31 || d.out_strides.w * d.out_w() > detail::kInt31)
     return overflow("one output frame exceeds 2^31 elements" + what);
   if (want.bytes() > detail::kInt31) return overflow("packed weights exceed 2^31 bytes" + what);
   if (d.up_h() > (1 << 29) || d.up_w() > (1 << 29)) return overflow("H or W too large" + what);
