@@ -12,6 +12,7 @@
 
 #include "vaeconv/arch/device_reduce.hpp"
 #include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/conv/conv_args.hpp"  // detail::aligned, detail::ranges_overlap
 #include "vaeconv/conv/fp8_scale.hpp"
 #include "vaeconv/core/status.hpp"
 
@@ -57,17 +58,15 @@ inline Status quantize_fp8(const void* x_bf16, int64_t n, void* y_fp8, float* sc
   if (x_bf16 == nullptr || y_fp8 == nullptr || scale == nullptr || workspace == nullptr)
     return Status(StatusCode::kInvalidArgument, "quantize_fp8: null pointer");
   if (n < 1) return Status(StatusCode::kInvalidArgument, "quantize_fp8: n must be >= 1");
-  if (reinterpret_cast<uintptr_t>(x_bf16) % 16 || reinterpret_cast<uintptr_t>(y_fp8) % 8 ||
-      reinterpret_cast<uintptr_t>(workspace) % 256 || reinterpret_cast<uintptr_t>(scale) % 4)
+  if (!detail::aligned(x_bf16, 16) || !detail::aligned(y_fp8, 8) || !detail::aligned(workspace, 256) ||
+      !detail::aligned(scale, 4))
     return Status(StatusCode::kMisaligned,
                   "quantize_fp8: x 16-byte, y 8-byte, workspace 256-byte, scale 4-byte aligned");
-  const auto xb = reinterpret_cast<uintptr_t>(x_bf16), yb = reinterpret_cast<uintptr_t>(y_fp8);
-  const auto wb = reinterpret_cast<uintptr_t>(workspace), sb = reinterpret_cast<uintptr_t>(scale);
-  if ((yb < xb + uintptr_t(2 * n) && xb < yb + uintptr_t(n)) ||
-      (wb < xb + uintptr_t(2 * n) && xb < wb + workspace_bytes) ||
-      (wb < yb + uintptr_t(n) && yb < wb + workspace_bytes) ||
-      (sb < yb + uintptr_t(n) && yb < sb + 4) || (sb < wb + workspace_bytes && wb < sb + 4) ||
-      (sb < xb + uintptr_t(2 * n) && xb < sb + 4))
+  const int64_t ws = int64_t(workspace_bytes);
+  if (detail::ranges_overlap(x_bf16, 2 * n, y_fp8, n) ||
+      detail::ranges_overlap(x_bf16, 2 * n, workspace, ws) ||
+      detail::ranges_overlap(y_fp8, n, workspace, ws) || detail::ranges_overlap(scale, 4, y_fp8, n) ||
+      detail::ranges_overlap(scale, 4, workspace, ws) || detail::ranges_overlap(scale, 4, x_bf16, 2 * n))
     return Status(StatusCode::kOverlap, "quantize_fp8: x, y, scale and workspace must not overlap");
   size_t temp = 0;
   hipError_t e = arch::device_absmax_bf16(nullptr, temp, nullptr, nullptr, n, stream);
