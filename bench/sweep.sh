@@ -3,17 +3,22 @@
 # build/sweep-<n>/ so that one device call can time them all:
 #   bench/sweep.sh build                 # here (needs nvcc)
 #   bench/sweep.sh run [bench args...]   # on the GPU machine: one bench run per candidate
-# Candidates are "BM,BN,BK,warpsM,warpsN,stages".
+# Candidates are "BM,BN,BK,warpsM,warpsN,stages[,flag]": flag "ca" builds the cp.async copies as
+# .ca (cached in L1 as well as L2) instead of .cg; flag "fp8" makes the candidate the wide FP8 tile
+# instead of the wide BF16 one (BK in fp8 elements).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CANDIDATES=(${VAECONV_SWEEP:-"128,128,32,2,4,3" "128,128,32,2,2,4" "256,128,32,4,2,3" "128,256,32,2,4,3" "128,128,64,2,2,3"})
 case "${1:-}" in
   build)
-    i=0
+    # Numbered after any candidates already built, so that sweeps can be added to.
+    i=$(find build -maxdepth 1 -name 'sweep-*' -type d 2>/dev/null | wc -l)
     for c in "${CANDIDATES[@]}"; do
-      IFS=, read -r bm bn bk wm wn st <<<"$c"
+      IFS=, read -r bm bn bk wm wn st cache <<<"$c"
       flags="-DVAECONV_SWEEP_BM=$bm -DVAECONV_SWEEP_BN=$bn -DVAECONV_SWEEP_BK=$bk"
       flags+=" -DVAECONV_SWEEP_WM=$wm -DVAECONV_SWEEP_WN=$wn -DVAECONV_SWEEP_ST=$st"
+      [[ "${cache:-}" == ca ]] && flags+=" -DVAECONV_SWEEP_CA=1"
+      [[ "${cache:-}" == fp8 ]] && flags+=" -DVAECONV_SWEEP_FP8=1"
       cmake -S . -B "build/sweep-$i" -DVAECONV_BACKEND=CUDA -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
         -DVAECONV_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" >/dev/null

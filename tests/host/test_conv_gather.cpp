@@ -148,5 +148,24 @@ TEST(WeightGather, RowsAndTail) {
   EXPECT_EQ(g.at(p, 0), uint32_t((35 * w.k_pad + 40) * 2));
 }
 
+// The tap cursor both gathers walk K with: of(k) and stepping one element at a time with carry()
+// agree on every K index, for channel counts below, at and above a chunk.
+TEST(TapCursor, OfAgreesWithStepping) {
+  for (int cin : {3, 5, 8, 16, 96}) {
+    kernel::TapCursor step;
+    for (int k = 0; k < 27 * cin; ++k) {
+      const kernel::TapCursor at = kernel::TapCursor::of(k, cin);
+      ASSERT_EQ(at.c, step.c) << "cin " << cin << " k " << k;
+      ASSERT_EQ(at.kw, step.kw) << "cin " << cin << " k " << k;
+      ASSERT_EQ(at.kh, step.kh) << "cin " << cin << " k " << k;
+      ASSERT_EQ(at.kt, step.kt) << "cin " << cin << " k " << k;
+      ASSERT_EQ(((at.kt * 3 + at.kh) * 3 + at.kw) * cin + at.c, k);
+      ++step.c;
+      step.carry(cin);
+    }
+    EXPECT_EQ(step.kt, 3);  // 27 taps later: the first element past the causal kernel
+  }
+}
+
 }  // namespace
 }  // namespace vaeconv

@@ -12,6 +12,7 @@
 //     0x80000000 (num_records is kept <= 0x7fffffff), so padding taps cost no branch.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "vaeconv/arch/fp8_fnuz.hpp"
 #include "vaeconv/arch/runtime.hpp"  // uint4 and the HIP builtins
@@ -107,51 +108,41 @@ struct Cdna {
     return __builtin_bit_cast(i16x4, i32x2{f.v[2], f.v[3]});
   }
 
-  // 32x32x16: the default atom (16 fp32 accumulators per lane).
-  struct AtomBf16 {
-    using Layout = layout::Mfma32x32x16Bf16;
+  // The bf16 atoms: 32x32x16 (the default, 16 fp32 accumulators per lane) and 16x16x32 (narrow
+  // Cout tiles, 4 per lane). Both read one 16-byte LDS chunk per operand and lane; gfx942 has no
+  // K = 16/32 bf16 instruction, so it runs the half-K one twice on the chunk's two halves.
+  template <int M>
+  struct AtomBf16Of {
+    static_assert(M == 32 || M == 16, "the 32x32x16 and 16x16x32 bf16 MFMAs");
+    using Layout = typename std::conditional<M == 32, layout::Mfma32x32x16Bf16,
+                                             layout::Mfma16x16x32Bf16>::type;
     static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;
     using FragA = Frag16B;
     using FragB = Frag16B;
-    struct FragC { f32x16 v; };
+    struct FragC { typename std::conditional<M == 32, f32x16, f32x4>::type v; };
     VAECONV_DEVICE static float acc_scale() { return 1.f; }
     VAECONV_DEVICE static void load_a(FragA& a, int, const void* chunk) { load_chunk(a, chunk); }
     VAECONV_DEVICE static void load_b(FragB& b, int, const void* chunk) { load_chunk(b, chunk); }
     VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
 #if defined(__gfx950__)
-      c.v = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, a.v),
-                                                    __builtin_bit_cast(bf16x8, b.v), c.v, 0, 0, 0);
+      const bf16x8 a8 = __builtin_bit_cast(bf16x8, a.v), b8 = __builtin_bit_cast(bf16x8, b.v);
+      if constexpr (M == 32) c.v = __builtin_amdgcn_mfma_f32_32x32x16_bf16(a8, b8, c.v, 0, 0, 0);
+      else c.v = __builtin_amdgcn_mfma_f32_16x16x32_bf16(a8, b8, c.v, 0, 0, 0);
 #elif defined(__gfx942__)
-      c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(lo(a), lo(b), c.v, 0, 0, 0);
-      c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(hi(a), hi(b), c.v, 0, 0, 0);
+      if constexpr (M == 32) {
+        c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(lo(a), lo(b), c.v, 0, 0, 0);
+        c.v = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(hi(a), hi(b), c.v, 0, 0, 0);
+      } else {
+        c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(lo(a), lo(b), c.v, 0, 0, 0);
+        c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(hi(a), hi(b), c.v, 0, 0, 0);
+      }
 #else
       (void)c; (void)a; (void)b;
 #endif
     }
   };
-
-  // 16x16x32: for narrow Cout tiles (4 fp32 accumulators per lane).
-  struct AtomBf16Narrow {
-    using Layout = layout::Mfma16x16x32Bf16;
-    static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;
-    using FragA = Frag16B;
-    using FragB = Frag16B;
-    struct FragC { f32x4 v; };
-    VAECONV_DEVICE static float acc_scale() { return 1.f; }
-    VAECONV_DEVICE static void load_a(FragA& a, int, const void* chunk) { load_chunk(a, chunk); }
-    VAECONV_DEVICE static void load_b(FragB& b, int, const void* chunk) { load_chunk(b, chunk); }
-    VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
-#if defined(__gfx950__)
-      c.v = __builtin_amdgcn_mfma_f32_16x16x32_bf16(__builtin_bit_cast(bf16x8, a.v),
-                                                    __builtin_bit_cast(bf16x8, b.v), c.v, 0, 0, 0);
-#elif defined(__gfx942__)
-      c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(lo(a), lo(b), c.v, 0, 0, 0);
-      c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(hi(a), hi(b), c.v, 0, 0, 0);
-#else
-      (void)c; (void)a; (void)b;
-#endif
-    }
-  };
+  using AtomBf16 = AtomBf16Of<32>;
+  using AtomBf16Narrow = AtomBf16Of<16>;
 
   // 32x32x64 e4m3: two adjacent 16-byte chunks per lane (fragment_layouts.hpp: Mfma32x32x64Fp8).
   // gfx950: one v_mfma_f32_32x32x64_f8f6f4 with literal unit scales (the compiler then emits the

@@ -62,8 +62,15 @@ struct Nvidia {
                                   bool valid) {
 #if defined(__CUDA_ARCH__)
     const char* src = v.base + (valid ? offset : 0u);
+#if defined(VAECONV_SWEEP_CA)
+    // Sweep variant: keep the copy in L1 too (.ca), so neighbouring taps' overlapping input rows
+    // and co-resident blocks' weight rows can hit there instead of L2.
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(lds_dst)),
+                 "l"(src), "r"(valid ? 16 : 0));
+#else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(lds_dst)),
                  "l"(src), "r"(valid ? 16 : 0));
+#endif
 #else
     (void)lds_dst; (void)v; (void)offset; (void)valid;
 #endif

@@ -63,6 +63,34 @@ VAECONV_HD inline int64_t input_view_offset(const ConvParams& p, const BlockCoor
   return int64_t(b.n) * p.in_sn + int64_t(b.it_lo) * p.in_st;
 }
 
+// Where a K index sits in the packed K = (kt, kh, kw, c): channel c of tap (kt, kh, kw).
+// carry() moves channel overflow into the tap counters, kw fastest, like an odometer; both the
+// vector gather (steps of BK) and the element-wise gather (steps of 1) walk K with it.
+struct TapCursor {
+  int c = 0, kw = 0, kh = 0, kt = 0;
+  VAECONV_HD static TapCursor of(int k, int cin) {
+    TapCursor t;
+    const int tap = k / cin;
+    t.c = k - tap * cin;
+    t.kw = tap % 3;
+    t.kh = (tap / 3) % 3;
+    t.kt = tap / 9;
+    return t;
+  }
+  VAECONV_HD void carry(int cin) {
+    while (c >= cin) {
+      c -= cin;
+      if (++kw == 3) {
+        kw = 0;
+        if (++kh == 3) {
+          kh = 0;
+          ++kt;
+        }
+      }
+    }
+  }
+};
+
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes>
 struct ConvGather {
   static constexpr int kChunkElems = 16 / kElemBytes;
@@ -70,7 +98,7 @@ struct ConvGather {
   int ih0[kRows], iw0[kRows];  // oh * Stride - Pad, ow * Stride - Pad (upsampled coordinates)
   bool row_ok[kRows];
   // Per-chunk state (the thread's K position).
-  int c, kw, kh, kt;
+  TapCursor tap;
   int k;
   // Frame constants.
   int it_rel0;                 // ot + kt_base - pad_t - it_lo: time offset of tap kt = 0
@@ -89,9 +117,7 @@ VAECONV_UNROLL
       iw0[i] = ow * Geo::kStride - Geo::kPad;
     }
     k = chunk * kChunkElems;
-    c = k;
-    kw = kh = kt = 0;
-    normalize(p.cin);
+    tap = TapCursor::of(k, p.cin);
     it_rel0 = b.ot + p.kt_base - p.pad_t - b.it_lo;
     h_up = p.h * Geo::kUp;
     w_up = p.w_ * Geo::kUp;
@@ -109,43 +135,29 @@ VAECONV_UNROLL
   VAECONV_HD bool exists(int i) const { return ok_[i]; }
   VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
 
-  // Carries channel overflow into the tap counters (kw fastest, then kh, then kt).
-  VAECONV_HD void normalize(int cin) {
-    while (c >= cin) {
-      c -= cin;
-      if (++kw == 3) {
-        kw = 0;
-        if (++kh == 3) {
-          kh = 0;
-          ++kt;
-        }
-      }
-    }
-  }
-
   VAECONV_HD void advance(const ConvParams& p) {
     k += BK;
-    c += BK;
-    if (c < p.cin) {  // same tap: the elements are BK further along the channels
+    tap.c += BK;
+    if (tap.c < p.cin) {  // same tap: the elements are BK further along the channels
 VAECONV_UNROLL
       for (int i = 0; i < kRows; ++i) off_[i] += uint32_t(BK * kElemBytes);
       return;
     }
-    normalize(p.cin);
+    tap.carry(p.cin);
     refresh(p);
   }
 
   VAECONV_HD bool valid(const ConvParams& p, int i) const {
-    const int ih_u = ih0[i] + kh, iw_u = iw0[i] + kw, it = it_rel0 + kt;
+    const int ih_u = ih0[i] + tap.kh, iw_u = iw0[i] + tap.kw, it = it_rel0 + tap.kt;
     return row_ok[i] && k < p.k && unsigned(ih_u) < unsigned(h_up) &&
            unsigned(iw_u) < unsigned(w_up) && unsigned(it) < unsigned(t_rel_end);
   }
 
   // Byte offset of row i's 16-byte chunk from the block's input view (meaningful when valid).
   VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
-    const int ih = (ih0[i] + kh) / Geo::kUp, iw = (iw0[i] + kw) / Geo::kUp;
-    const uint32_t e = uint32_t(it_rel0 + kt) * uint32_t(p.in_st) + uint32_t(ih * p.in_sh) +
-                       uint32_t(iw * p.in_sw) + uint32_t(c);
+    const int ih = (ih0[i] + tap.kh) / Geo::kUp, iw = (iw0[i] + tap.kw) / Geo::kUp;
+    const uint32_t e = uint32_t(it_rel0 + tap.kt) * uint32_t(p.in_st) + uint32_t(ih * p.in_sh) +
+                       uint32_t(iw * p.in_sw) + uint32_t(tap.c);
     return e * uint32_t(kElemBytes);
   }
 };

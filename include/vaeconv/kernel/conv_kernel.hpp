@@ -38,31 +38,22 @@ VAECONV_DEVICE VAECONV_FORCE_INLINE uint4 gather_chunk_scalar(const ConvParams& 
   uint32_t w[4] = {0, 0, 0, 0};
   if (m < p.frame_pixels) {
     const int oh = m / p.wo, ow = m % p.wo;
-    // One division for the chunk's first element; the rest step (c, kw, kh, kt) like an odometer.
-    const int tap0 = k0 / p.cin;
-    int c = k0 - tap0 * p.cin, kw = tap0 % 3, kh = (tap0 / 3) % 3, kt = tap0 / 9;
+    // One division for the chunk's first element; the rest step the tap cursor by one.
+    TapCursor tap = TapCursor::of(k0, p.cin);
 VAECONV_UNROLL
     for (int e = 0; e < kChunkElems; ++e) {  // fully unrolled: w[] stays in registers
-      const int it = b.ot + p.kt_base - p.pad_t + kt - b.it_lo;
-      const int ih_u = oh * Geo::kStride - Geo::kPad + kh;
-      const int iw_u = ow * Geo::kStride - Geo::kPad + kw;
+      const int it = b.ot + p.kt_base - p.pad_t + tap.kt - b.it_lo;
+      const int ih_u = oh * Geo::kStride - Geo::kPad + tap.kh;
+      const int iw_u = ow * Geo::kStride - Geo::kPad + tap.kw;
       if (k0 + e < p.k && unsigned(it) < unsigned(p.t - b.it_lo) &&
           unsigned(ih_u) < unsigned(p.h * Geo::kUp) && unsigned(iw_u) < unsigned(p.w_ * Geo::kUp)) {
         const uint32_t off = uint32_t(it) * uint32_t(p.in_st) +
                              uint32_t((ih_u / Geo::kUp) * p.in_sh) +
-                             uint32_t((iw_u / Geo::kUp) * p.in_sw) + uint32_t(c);
+                             uint32_t((iw_u / Geo::kUp) * p.in_sw) + uint32_t(tap.c);
         w[e / kPerWord] |= uint32_t(x[off]) << (8 * kElemBytes * (e % kPerWord));
       }
-      if (++c == p.cin) {
-        c = 0;
-        if (++kw == 3) {
-          kw = 0;
-          if (++kh == 3) {
-            kh = 0;
-            ++kt;
-          }
-        }
-      }
+      ++tap.c;
+      tap.carry(p.cin);
     }
   }
   return make_uint4(w[0], w[1], w[2], w[3]);

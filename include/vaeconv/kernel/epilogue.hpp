@@ -96,19 +96,29 @@ VAECONV_UNROLL
 VAECONV_UNROLL
           for (int e = 0; e < 8; ++e) v[e] *= acc_scale * (e < ne ? p.w_scale[n + e] : 0.f);
         }
-        if (p.y_fp8) {
-          // FP8 output: bias and residual first, then one rounding to e4m3fn at y_scale.
+        // Bias and residual in fp32, before the one rounding of the store.
+        if (p.bias) {
+VAECONV_UNROLL
+          for (int e = 0; e < 8; ++e) v[e] += e < ne ? p.bias[n + e] : 0.f;
+        }
+        if (res) {
+          if (vector_ok) {  // ne == 8: one 16-byte read of the residual row
+            const uint4 r4 = *reinterpret_cast<const uint4*>(res + off);
+            const uint32_t rw[4] = {r4.x, r4.y, r4.z, r4.w};
+VAECONV_UNROLL
+            for (int e = 0; e < 8; ++e)
+              v[e] += bf16_to_float(uint16_t(rw[e / 2] >> (16 * (e % 2))));
+          } else {
+VAECONV_UNROLL
+            for (int e = 0; e < 8; ++e)
+              if (e < ne) v[e] += bf16_to_float(res[off + e]);
+          }
+        }
+        if (p.y_fp8) {  // FP8 output: e4m3fn at y_scale
           uint8_t* y8 = static_cast<uint8_t*>(p.y);
           uint8_t q[8];
 VAECONV_UNROLL
-          for (int e = 0; e < 8; ++e) {
-            float o = v[e];
-            if (e < ne) {
-              if (p.bias) o += p.bias[n + e];
-              if (res) o += bf16_to_float(res[off + e]);
-            }
-            q[e] = quantize_e4m3fn(o, y_scale);
-          }
+          for (int e = 0; e < 8; ++e) q[e] = quantize_e4m3fn(v[e], y_scale);
           if (vector_ok) {
             uint32_t lo = 0, hi = 0;
 VAECONV_UNROLL
@@ -123,17 +133,6 @@ VAECONV_UNROLL
               if (e < ne) y8[off + e] = q[e];
           }
         } else if (vector_ok) {
-          if (p.bias) {
-VAECONV_UNROLL
-            for (int e = 0; e < 8; ++e) v[e] += p.bias[n + e];
-          }
-          if (res) {
-            const uint4 r4 = *reinterpret_cast<const uint4*>(res + off);
-            const uint32_t rw[4] = {r4.x, r4.y, r4.z, r4.w};
-VAECONV_UNROLL
-            for (int e = 0; e < 8; ++e)
-              v[e] += bf16_to_float(uint16_t(rw[e / 2] >> (16 * (e % 2))));
-          }
           uint32_t ow4[4];
 VAECONV_UNROLL
           for (int e = 0; e < 4; ++e)
@@ -141,12 +140,9 @@ VAECONV_UNROLL
                      (uint32_t(float_to_bf16(v[2 * e + 1])) << 16);
           *reinterpret_cast<uint4*>(y + off) = make_uint4(ow4[0], ow4[1], ow4[2], ow4[3]);
         } else {
-          for (int e = 0; e < ne; ++e) {
-            float o = v[e];
-            if (p.bias) o += p.bias[n + e];
-            if (res) o += bf16_to_float(res[off + e]);
-            y[off + e] = float_to_bf16(o);
-          }
+VAECONV_UNROLL
+          for (int e = 0; e < 8; ++e)
+            if (e < ne) y[off + e] = float_to_bf16(v[e]);
         }
       }
       __syncthreads();

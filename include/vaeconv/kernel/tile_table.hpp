@@ -25,17 +25,24 @@ using WideShapeFp8 = TileShape<128, 128, 64, 2, 2, 2>;
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 #else
-// VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST} override the wide bf16 tile for a tuning sweep
-// (bench/sweep.sh); shipped builds never set them.
+// VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST} override the wide bf16 tile (or, with VAECONV_SWEEP_FP8, the
+// wide fp8 tile) for a tuning sweep (bench/sweep.sh); shipped builds never set them.
 #if defined(VAECONV_SWEEP_BM)
-using WideShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_BK, VAECONV_SWEEP_WM,
-                            VAECONV_SWEEP_WN, VAECONV_SWEEP_ST>;
+using SweepShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_BK, VAECONV_SWEEP_WM,
+                             VAECONV_SWEEP_WN, VAECONV_SWEEP_ST>;
+#endif
+#if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8)
+using WideShape = SweepShape;
 #else
 using WideShape = TileShape<128, 128, 32, 2, 2, 4>;  // sweep 2026-12-02: docs/perf-notes.md
 #endif
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 3>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
+#if defined(VAECONV_SWEEP_BM) && defined(VAECONV_SWEEP_FP8)
+using WideShapeFp8 = SweepShape;
+#else
 using WideShapeFp8 = TileShape<128, 128, 64, 2, 4, 3>;
+#endif
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 3>;
 using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 #endif

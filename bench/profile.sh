@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Nsight Compute profile of one vaeconv kernel launch per shape (issue 5's tuning loop):
+#   bench/profile.sh OUTDIR [shape ids...]    (on the GPU machine, after a CUDA build)
+# For each shape: the speed-of-light, memory, warp-state and source-counter sections of the
+# first timed vaeconv BF16 launch (the bench's warm-up and check launches are skipped), as text.
+# Clocks are left alone (--clock-control none), as the device notes ask.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=${1:?usage: bench/profile.sh OUTDIR [shape ids...]}; shift
+bin=${VAECONV_BENCH:-build/cuda/bench/vaeconv_bench}
+shapes=("${@:-enc_e0_res__dec_d3_res}")
+mkdir -p "$out"
+for s in "${shapes[@]}"; do
+  ncu --clock-control none -k regex:conv_kernel --launch-skip 4 --launch-count 1 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+    --section SourceCounters --section Occupancy --section LaunchStats \
+    "$bin" --shape "$s" --iters 1 --no-vendor --no-fp8 >"$out/ncu-$s.txt" 2>&1 || true
+  echo "profiled $s -> $out/ncu-$s.txt"
+done
