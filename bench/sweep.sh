@@ -3,7 +3,8 @@
 # build/sweep-<n>/ so that one device call can time them all:
 #   bench/sweep.sh build                 # here (needs nvcc)
 #   bench/sweep.sh run [bench args...]   # on the GPU machine: one bench run per candidate
-# Candidates are "BM,BN,BK,warpsM,warpsN,stages[,flag]": flag "ca" builds the cp.async copies as
+# Candidates are "BM,BN,BK,warpsM,warpsN,stages[,flag...]": flag "mbN" asks for N resident blocks
+# per SM (__launch_bounds__' second argument); flag "ca" builds the cp.async copies as
 # .ca (cached in L1 as well as L2) instead of .cg; flag "fp8" makes the candidate the wide FP8 tile
 # instead of the wide BF16 one (BK in fp8 elements).
 set -euo pipefail
@@ -14,15 +15,21 @@ case "${1:-}" in
     # Numbered after any candidates already built, so that sweeps can be added to.
     i=$(find build -maxdepth 1 -name 'sweep-*' -type d 2>/dev/null | wc -l)
     for c in "${CANDIDATES[@]}"; do
-      IFS=, read -r bm bn bk wm wn st cache <<<"$c"
-      flags="-DVAECONV_SWEEP_BM=$bm -DVAECONV_SWEEP_BN=$bn -DVAECONV_SWEEP_BK=$bk"
+      IFS=, read -r bm bn bk wm wn st extra <<<"$c"
+      flags="--resource-usage -DVAECONV_SWEEP_BM=$bm -DVAECONV_SWEEP_BN=$bn -DVAECONV_SWEEP_BK=$bk"
       flags+=" -DVAECONV_SWEEP_WM=$wm -DVAECONV_SWEEP_WN=$wn -DVAECONV_SWEEP_ST=$st"
-      [[ "${cache:-}" == ca ]] && flags+=" -DVAECONV_SWEEP_CA=1"
-      [[ "${cache:-}" == fp8 ]] && flags+=" -DVAECONV_SWEEP_FP8=1"
+      for f in ${extra//,/ }; do
+        case "$f" in
+          ca) flags+=" -DVAECONV_SWEEP_CA=1" ;;
+          fp8) flags+=" -DVAECONV_SWEEP_FP8=1" ;;
+          mb*) flags+=" -DVAECONV_SWEEP_MB=${f#mb}" ;;
+          *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
+        esac
+      done
       cmake -S . -B "build/sweep-$i" -DVAECONV_BACKEND=CUDA -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
         -DVAECONV_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" >/dev/null
-      cmake --build "build/sweep-$i" --target vaeconv_bench -j "$(nproc)" >/dev/null
+      cmake --build "build/sweep-$i" --target vaeconv_bench -j "$(nproc)" >"build/sweep-$i.log" 2>&1 || { tail -20 "build/sweep-$i.log" >&2; exit 1; }
       echo "$c" > "build/sweep-$i/candidate.txt"
       echo "built sweep-$i: $c"
       i=$((i + 1))

@@ -199,7 +199,7 @@ VAECONV_UNROLL
 };
 
 template <class Policy, class Geo, bool kVectorGather>
-__global__ void __launch_bounds__(Policy::kThreads) conv_kernel(ConvParams p) {
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks) conv_kernel(ConvParams p) {
   using Kernel = ConvKernel<Policy, Geo, kVectorGather>;
   if constexpr (Policy::ArchT::kStaticLds) {
     // A fixed-size array: the LDS size then shows in the compiler's resource report.

@@ -5,6 +5,7 @@
 //   atom        kM x kN x kK   one matrix instruction (arch layer), repeated kAtomsM x kAtomsN
 //   stages      kStages        LDS buffers of the K pipeline (2 = double buffering)
 //   chunk       16 bytes       the unit of every copy and LDS read: 8 bf16 or 16 fp8 along K
+//   min blocks  kMinBlocks     resident blocks per SM/CU the register budget must allow
 //
 // BK counts elements; the element size comes from the atom (bf16 or fp8), so a bf16 BK = 32 and
 // an fp8 BK = 64 are the same bytes and the same LDS layout.
@@ -14,11 +15,15 @@
 
 namespace vaeconv::kernel {
 
-template <int BM_, int BN_, int BK_, int WarpsM_, int WarpsN_, int Stages_>
+// MinBlocks: the blocks per SM/CU the compiler must leave registers for (__launch_bounds__'s
+// second argument). The mma.sync atom's fixed issue latency needs several warps per scheduler to
+// hide, which a 250-register thread does not leave room for (docs/perf-notes.md).
+template <int BM_, int BN_, int BK_, int WarpsM_, int WarpsN_, int Stages_, int MinBlocks_ = 1>
 struct TileShape {
   static constexpr int BM = BM_, BN = BN_, BK = BK_;
   static constexpr int kWarpsM = WarpsM_, kWarpsN = WarpsN_, kWarps = WarpsM_ * WarpsN_;
   static constexpr int kStages = Stages_;
+  static constexpr int kMinBlocks = MinBlocks_;
   static constexpr int WTM = BM / kWarpsM, WTN = BN / kWarpsN;
   static_assert(BM % kWarpsM == 0 && BN % kWarpsN == 0, "warps must divide the block tile");
   static_assert(kStages >= 2, "at least double buffering");
