@@ -9,7 +9,7 @@
 # instead of the wide BF16 one (BK in fp8 elements).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-CANDIDATES=(${VAECONV_SWEEP:-"128,128,32,2,4,3" "128,128,32,2,2,4" "256,128,32,4,2,3" "128,256,32,2,4,3" "128,128,64,2,2,3"})
+CANDIDATES=(${VAECONV_SWEEP:-"128,96,32,2,2,4,mb3" "192,96,32,2,2,4" "128,128,32,2,2,4" "96,96,32,2,2,4,mb4" "192,96,64,2,2,4,fp8" "128,96,64,2,2,4,fp8"})
 case "${1:-}" in
   build)
     # Numbered after any candidates already built, so that sweeps can be added to.
