@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Tile sweep (issue 5): builds vaeconv_bench once per candidate wide bf16 tile for NVIDIA into
-# build/sweep-<n>/ so that one device call can time them all:
+# Tile sweep (issue 5): builds vaeconv_bench once per candidate wide tile (bf16 or fp8) for
+# NVIDIA into build/sweep-<n>/ so that one device call can time them all:
 #   bench/sweep.sh build                 # here (needs nvcc)
 #   bench/sweep.sh run [bench args...]   # on the GPU machine: one bench run per candidate
 # Candidates are "BM,BN,BK,warpsM,warpsN,stages[,flag...]": flag "mbN" asks for N resident blocks

@@ -62,15 +62,16 @@ struct Nvidia {
                                   bool valid) {
 #if defined(__CUDA_ARCH__)
     const char* src = v.base + (valid ? offset : 0u);
+    // .cg caches in L2 only. The sweep variant VAECONV_SWEEP_CA (.ca, L1 as well) measured 5-10 %
+    // slower (docs/perf-notes.md).
 #if defined(VAECONV_SWEEP_CA)
-    // Sweep variant: keep the copy in L1 too (.ca), so neighbouring taps' overlapping input rows
-    // and co-resident blocks' weight rows can hit there instead of L2.
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(lds_dst)),
-                 "l"(src), "r"(valid ? 16 : 0));
+#define VAECONV_CP_ASYNC "cp.async.ca"
 #else
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(lds_dst)),
-                 "l"(src), "r"(valid ? 16 : 0));
+#define VAECONV_CP_ASYNC "cp.async.cg"
 #endif
+    asm volatile(VAECONV_CP_ASYNC ".shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(lds_dst)),
+                 "l"(src), "r"(valid ? 16 : 0));
+#undef VAECONV_CP_ASYNC
 #else
     (void)lds_dst; (void)v; (void)offset; (void)valid;
 #endif

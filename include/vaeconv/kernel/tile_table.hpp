@@ -3,9 +3,9 @@
 // A small table, not an instance zoo: per target and operand type a wide tile for the
 // channel-rich layers (96 wide on NVIDIA: every VAE Cout is a multiple of 96), a narrow one for
 // Cout <= 32 (enc_conv_out) and a tiny one for Cout <= 16 (dec_conv_out, Cout = 3: a 16-wide tile
-// instead of padding 3 channels to 32 or 128). BK counts
-// elements: a bf16 BK of 32 and an fp8 BK of 64 are the same 64-byte LDS rows. LDS: the HIP
-// configurations fit gfx942's 64 KiB, so one binary serves gfx942 and gfx950.
+// instead of padding 3 channels to 32 or 128). BK counts elements: a bf16 BK of 32 and an fp8 BK
+// of 64 are the same 64-byte LDS rows. LDS: the HIP configurations fit gfx942's 64 KiB, so one
+// binary serves gfx942 and gfx950.
 #pragma once
 #include <cstdint>
 
