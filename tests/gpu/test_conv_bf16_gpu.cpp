@@ -68,6 +68,12 @@ std::vector<Extra> extra_cases() {
       {"causal_cin3_odd", ConvDesc::causal3x3x3(2, 1, 37, 53, 3, 96), plain},
       {"causal_cin3_video", ConvDesc::causal3x3x3(1, 3, 11, 7, 3, 32), plain},
       {"causal_cout3_odd", ConvDesc::causal3x3x3(1, 1, 61, 35, 96, 3), res},
+      // Cout <= 3: the tap-reduce kernel (whole and partial 14 x 14 patches, video, views).
+      {"tapreduce_video_t3", ConvDesc::causal3x3x3(1, 3, 29, 33, 32, 3), res},
+      {"tapreduce_cout1_n2", ConvDesc::causal3x3x3(2, 1, 15, 45, 16, 1), plain},
+      {"tapreduce_cout2_nobias", ConvDesc::causal3x3x3(1, 1, 1, 1, 64, 2), nobias},
+      {"tapreduce_inplace_whole_patches", ConvDesc::causal3x3x3(1, 1, 28, 14, 96, 3), inplace},
+      {"tapreduce_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 2, 17, 30, 64, 3), 8, 5), res},
       {"causal_cin16_cout32", ConvDesc::causal3x3x3(1, 1, 30, 30, 16, 32), plain},
       {"causal_cin5_cout7", ConvDesc::causal3x3x3(1, 1, 13, 9, 5, 7), res},
       {"down_n2_odd", ConvDesc::downsample(2, 1, 77, 131, 96, 96), plain},

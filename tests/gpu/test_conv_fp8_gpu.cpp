@@ -214,6 +214,8 @@ std::vector<Fp8Extra> fp8_extra_cases() {
       {"causal_cin3", ConvDesc::causal3x3x3(1, 1, 37, 53, 3, 96), plain},
       {"causal_cin24_scalar", ConvDesc::causal3x3x3(1, 1, 9, 11, 24, 32), plain},
       {"causal_cin16_cout3", ConvDesc::causal3x3x3(1, 1, 30, 31, 16, 3), res},
+      {"tapreduce_video_t2", ConvDesc::causal3x3x3(1, 2, 19, 23, 32, 3), res},
+      {"tapreduce_fp8_out", ConvDesc::causal3x3x3(2, 1, 20, 30, 48, 3), out8},
       {"causal_fp8_out", ConvDesc::causal3x3x3(1, 1, 40, 24, 96, 96), out8},
       {"down_odd_fp8_out", ConvDesc::downsample(2, 1, 33, 21, 64, 64), out8},
       {"down_n2_odd", ConvDesc::downsample(2, 1, 77, 131, 96, 96), res},

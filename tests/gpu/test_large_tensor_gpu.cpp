@@ -1,9 +1,11 @@
 // test_large_tensor_gpu.cpp — tensors past 2^31 elements (video): 64-bit frame bases.
 //
-// A causal 3x3x3 conv over 9 frames of 4096x4096x16 (2.4e9 elements, 4.8 GB each way). Every
-// output element is checked to be written (the output is poisoned with NaN first), and sampled
-// pixels — borders of the last frames and random pixels whose element offset is past 2^31 — are
-// compared, all channels, with a direct double-precision dot product. A full reference would
+// A causal 3x3x3 conv over 9 frames of 4096x4096x16 (2.4e9 elements, 4.8 GB), run twice on the
+// same input: Cout = 16 (the implicit GEMM; its output is past 2^31 elements too) and Cout = 3
+// (the tap-reduce kernel). Every output element is checked to be written (the output is poisoned
+// with NaN first), and sampled pixels — borders of the last frames and random pixels whose input
+// element offset is past 2^31 — are compared, all channels, with a direct double-precision dot
+// product. A full reference would
 // take ~2 TFLOP on the CPU; the sample is what makes this test affordable.
 #include <gtest/gtest.h>
 
@@ -27,34 +29,19 @@ uint16_t hashed_bf16(uint64_t i) {
   return float_to_bf16(v);
 }
 
-TEST(LargeTensor, CausalVideoPast2To31Elements) {
-  VAECONV_REQUIRE_GPU();
-  const ConvDesc d = ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 16);
-  ASSERT_GT(d.in_elements(), int64_t(1) << 31);
-  const size_t x_n = size_t(d.in_elements()), y_n = size_t(d.out_elements());
-
-  std::vector<uint16_t> x(x_n);
-  {
-    std::vector<std::thread> pool;
-    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned t = 0; t < nt; ++t)
-      pool.emplace_back([&, t] {
-        for (size_t i = t; i < x_n; i += nt) x[i] = hashed_bf16(i);
-      });
-    for (auto& th : pool) th.join();
-  }
+// Runs d on the uploaded input (host copy x, device copy xd) and checks it as described above.
+void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void* xd) {
+  const size_t y_n = size_t(d.out_elements());
   std::vector<float> w(size_t(d.cout * d.cin * 27)), bias(size_t(d.cout));
   for (size_t i = 0; i < w.size(); ++i) w[i] = bf16_to_float(hashed_bf16(i + 7)) * 0.05f;
   for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.25f * bf16_to_float(hashed_bf16(i + 99));
   PackedWeightsHost packed;
   ASSERT_TRUE(pack_weights_bf16(d, w.data(), &packed).ok());
 
-  void *xd = nullptr, *yd = nullptr, *wd = nullptr, *bd = nullptr;
-  VAECONV_HIP_CHECK(hipMalloc(&xd, x_n * 2));
+  void *yd = nullptr, *wd = nullptr, *bd = nullptr;
   VAECONV_HIP_CHECK(hipMalloc(&yd, y_n * 2));
   VAECONV_HIP_CHECK(hipMalloc(&wd, packed.bf16.size() * 2));
   VAECONV_HIP_CHECK(hipMalloc(&bd, bias.size() * 4));
-  VAECONV_HIP_CHECK(hipMemcpy(xd, x.data(), x_n * 2, hipMemcpyHostToDevice));
   VAECONV_HIP_CHECK(hipMemcpy(wd, packed.bf16.data(), packed.bf16.size() * 2, hipMemcpyHostToDevice));
   VAECONV_HIP_CHECK(hipMemcpy(bd, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
   VAECONV_HIP_CHECK(hipMemset(yd, 0xFF, y_n * 2));  // 0xFFFF: a bf16 NaN
@@ -69,7 +56,6 @@ TEST(LargeTensor, CausalVideoPast2To31Elements) {
   VAECONV_HIP_CHECK(hipDeviceSynchronize());
   std::vector<uint16_t> y(y_n);
   VAECONV_HIP_CHECK(hipMemcpy(y.data(), yd, y_n * 2, hipMemcpyDeviceToHost));
-  (void)hipFree(xd);
   (void)hipFree(yd);
   (void)hipFree(wd);
   (void)hipFree(bd);
@@ -91,7 +77,7 @@ TEST(LargeTensor, CausalVideoPast2To31Elements) {
   int64_t checked = 0, bad = 0, past_2_31 = 0;
   for (const auto& p : pix) {
     const int64_t out_off = ((p[0] * H + p[1]) * W + p[2]) * d.cout;
-    past_2_31 += out_off > (int64_t(1) << 31);
+    past_2_31 += ((p[0] * H + p[1]) * W + p[2]) * C > (int64_t(1) << 31);  // input offset
     for (int64_t co = 0; co < d.cout; ++co) {
       double acc = bias[size_t(co)];
       for (int kt = 0; kt < 3; ++kt)
@@ -114,9 +100,34 @@ TEST(LargeTensor, CausalVideoPast2To31Elements) {
     }
   }
   EXPECT_EQ(bad, 0) << "of " << checked << " sampled outputs";
-  EXPECT_GT(past_2_31, 100) << "the sample must reach past 2^31 elements";
+  EXPECT_GT(past_2_31, 100) << "the sample must read input past 2^31 elements";
   std::printf("[ vaeconv  ] %s: %zu outputs all written, %lld sampled outputs checked\n",
               d.to_string().c_str(), y_n, static_cast<long long>(checked));
+}
+
+TEST(LargeTensor, CausalVideoPast2To31Elements) {
+  VAECONV_REQUIRE_GPU();
+  const ConvDesc d = ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 16);
+  ASSERT_GT(d.in_elements(), int64_t(1) << 31);
+  const size_t x_n = size_t(d.in_elements());
+
+  std::vector<uint16_t> x(x_n);
+  {
+    std::vector<std::thread> pool;
+    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned t = 0; t < nt; ++t)
+      pool.emplace_back([&, t] {
+        for (size_t i = t; i < x_n; i += nt) x[i] = hashed_bf16(i);
+      });
+    for (auto& th : pool) th.join();
+  }
+  void* xd = nullptr;
+  VAECONV_HIP_CHECK(hipMalloc(&xd, x_n * 2));
+  VAECONV_HIP_CHECK(hipMemcpy(xd, x.data(), x_n * 2, hipMemcpyHostToDevice));
+  // Cout = 16: the implicit GEMM (output past 2^31 too); Cout = 3: the tap-reduce kernel.
+  run_and_check(d, x, xd);
+  run_and_check(ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 3), x, xd);
+  (void)hipFree(xd);
 }
 
 }  // namespace

@@ -5,38 +5,58 @@
 //   vaeconv::ConvArgs a{x, w.view(), bias, /*residual=*/nullptr, y};
 //   vaeconv::Status s = vaeconv::conv_forward(d, a, stream);      // every call
 //
-// conv_forward validates (validate_for_kernels), picks the tile (choose_tile) and launches. It
+// conv_forward validates (validate_for_kernels), picks the kernel and tile (use_tap_reduce,
+// choose_tile) and launches. It
 // allocates nothing, never synchronizes, and keeps no state: it is safe from several host threads.
 #pragma once
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/kernel/conv_kernel.hpp"
+#include "vaeconv/kernel/tap_reduce_kernel.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 
 namespace vaeconv {
 namespace detail {
+
+// Launches one kernel instance with its LDS; no static state is kept so threads stay safe.
+template <class Policy, int kSmemBytes, class Fn>
+inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t stream) {
+  constexpr bool kDynamic = !Policy::ArchT::kStaticLds;
+  constexpr int kDynamicBytes = kDynamic ? kSmemBytes : 0;
+  if constexpr (kDynamic && kSmemBytes > 48 * 1024) {
+    // Raising the limit is idempotent and cheap.
+    hipError_t e = hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                       hipFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    if (e != hipSuccess) return Status(StatusCode::kRuntimeError, hipGetErrorString(e));
+  }
+  fn<<<grid, dim3(Policy::kThreads, 1, 1), kDynamicBytes, stream>>>(p);
+  const hipError_t e = hipGetLastError();
+  if (e != hipSuccess)
+    return Status(StatusCode::kRuntimeError, std::string("launch failed: ") + hipGetErrorString(e));
+  return Status::Ok();
+}
 
 template <class Policy, class Geo, bool kVector>
 inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using Kernel = kernel::ConvKernel<Policy, Geo, kVector>;
   const kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
   const dim3 grid(unsigned(p.m_blocks) * unsigned(p.n_tiles), unsigned(d.n * d.out_t()), 1);
-  const dim3 block(Policy::kThreads, 1, 1);
-  auto* fn = &kernel::conv_kernel<Policy, Geo, kVector>;
-  constexpr bool kDynamic = !Policy::ArchT::kStaticLds;
-  constexpr int kDynamicBytes = kDynamic ? Kernel::kSmemBytes : 0;
-  if constexpr (kDynamic && Kernel::kSmemBytes > 48 * 1024) {
-    // Raising the limit is idempotent and cheap; no static state is kept so threads stay safe.
-    hipError_t e = hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
-                                       hipFuncAttributeMaxDynamicSharedMemorySize,
-                                       Kernel::kSmemBytes);
-    if (e != hipSuccess) return Status(StatusCode::kRuntimeError, hipGetErrorString(e));
-  }
-  fn<<<grid, block, kDynamicBytes, stream>>>(p);
-  const hipError_t e = hipGetLastError();
-  if (e != hipSuccess)
-    return Status(StatusCode::kRuntimeError, std::string("launch failed: ") + hipGetErrorString(e));
-  return Status::Ok();
+  return launch<Policy, Kernel::kSmemBytes>(&kernel::conv_kernel<Policy, Geo, kVector>, grid, p,
+                                            stream);
+}
+
+// The tap-reduce kernel: one block per output patch of a frame.
+template <class Policy>
+inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  using Patch = kernel::TapReducePatch;
+  using Kernel = kernel::TapReduceKernel<Policy, Patch>;
+  kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
+  p.patch_cols = Patch::patches(p.wo, Patch::kOutCols);
+  p.m_blocks = Patch::patches(p.ho, Patch::kOutRows) * p.patch_cols;
+  p.n_tiles = 1;
+  const dim3 grid(unsigned(p.m_blocks), unsigned(d.n * d.out_t()), 1);
+  return launch<Policy, Kernel::kSmemBytes>(&kernel::tap_reduce_kernel<Policy, Patch>, grid, p,
+                                            stream);
 }
 
 template <class Policy, class Geo>
@@ -62,6 +82,7 @@ inline Status launch_policy(const ConvDesc& d, const ConvArgs& a, hipStream_t st
 template <DType kType>
 inline Status launch_type(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using T = kernel::Tiles<kType>;
+  if (kernel::use_tap_reduce(d)) return launch_tap_reduce<typename T::TapReduce>(d, a, stream);
   switch (kernel::choose_tile(d.cout)) {
     case kernel::TileId::kTiny: return launch_policy<typename T::Tiny>(d, a, stream);
     case kernel::TileId::kNarrow: return launch_policy<typename T::Narrow>(d, a, stream);

@@ -46,15 +46,23 @@ struct BlockCoord {
   int it_lo;       // first input time slice the block can touch (the input view's base)
 };
 
-VAECONV_HD inline BlockCoord block_coord(const ConvParams& p, int block_x, int block_y, int bm,
-                                         int bn) {
+// The frame of block row y (m0 = n0 = 0).
+VAECONV_HD inline BlockCoord frame_coord(const ConvParams& p, int block_y) {
   BlockCoord b;
   b.n = block_y / p.to;
   b.ot = block_y % p.to;
-  b.n0 = (block_x % p.n_tiles) * bn;
-  b.m0 = (block_x / p.n_tiles) * bm;
+  b.m0 = 0;
+  b.n0 = 0;
   const int it0 = b.ot + p.kt_base - p.pad_t;
   b.it_lo = it0 < 0 ? 0 : it0;
+  return b;
+}
+
+VAECONV_HD inline BlockCoord block_coord(const ConvParams& p, int block_x, int block_y, int bm,
+                                         int bn) {
+  BlockCoord b = frame_coord(p, block_y);
+  b.n0 = (block_x % p.n_tiles) * bn;
+  b.m0 = (block_x / p.n_tiles) * bm;
   return b;
 }
 

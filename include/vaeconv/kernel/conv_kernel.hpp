@@ -2,26 +2,21 @@
 //
 //   Policy    tile shape + the architecture's atom and copy (tile_policy.hpp, arch/)
 //   Geometry  which conv: stride, pad and upsample folded into the gather (conv_gather.hpp)
-//   Pipeline  kStages LDS buffers; tile kt lives in buffer kt % kStages (below)
+//   Pipeline  kStages LDS buffers and the atom loop, shared with every kernel (block_gemm.hpp)
 //   Epilogue  bias + residual + coalesced NHWC bf16 store (epilogue.hpp)
 //
 // Block (x, y): y is one output frame (n, ot); x enumerates (pixel block, Cout tile) with the Cout
 // tiles of one pixel block adjacent, so they share the input rows in L2.
-//
-// Pipeline, identical on every target: the copy of tile kt + kStages - 1 is issued right after the
-// barrier that frees its buffer, and the math on tile kt overlaps it. On NVIDIA the copy is
-// cp.async straight into LDS (wait_group retires it); on AMD it is a buffer load into registers
-// that flush() writes to LDS just before the barrier of the iteration that needs it.
 #pragma once
 #include <cstdint>
 #include <type_traits>
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/kernel/block_gemm.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
-#include "vaeconv/kernel/smem_layout.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv::kernel {
@@ -61,22 +56,14 @@ VAECONV_UNROLL
 
 template <class Policy, class Geo, bool kVectorGather>
 struct ConvKernel {
+  using Gemm = BlockGemm<Policy>;
   using Arch = typename Policy::ArchT;
-  using Atom = typename Policy::AtomT;
-  using Layout = typename Atom::Layout;
-  using Tile = SwizzledTile<Policy::kChunksK>;
-  static constexpr int kRowsA = Policy::kRowsPerThreadA;
-  static constexpr int kRowsB = Policy::kRowsPerThreadB;
-  static constexpr int kRowStep = Policy::kRowsPerPassA;
+  using Tile = typename Gemm::Tile;
+  using Slot = typename Gemm::Slot;
+  static constexpr int kRowsA = Gemm::kRowsA, kRowsB = Gemm::kRowsB, kRowStep = Gemm::kRowStep;
   static constexpr int kSmemBytes = Policy::kPipelineBytes > EpilogueShape<Policy>::kBytes
                                         ? Policy::kPipelineBytes
                                         : EpilogueShape<Policy>::kBytes;
-  using Slot = typename Arch::template Slot<kRowsA + kRowsB>;
-
-  VAECONV_DEVICE static char* stage_a(char* smem, int s) { return smem + s * Policy::kStageBytes; }
-  VAECONV_DEVICE static char* stage_b(char* smem, int s) {
-    return smem + s * Policy::kStageBytes + Policy::kTileBytesA;
-  }
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
@@ -93,107 +80,35 @@ struct ConvKernel {
     const char* x_frame = static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, b);
     const auto view_a = Arch::make_view(x_frame, p.x_view_bytes);
     const auto view_b = Arch::make_view(p.w, p.w_view_bytes);
-    Slot slot[Policy::kStages - 1];
 
     // Issues the copy of K tile `kt` (the gathers' current position) into LDS buffer `s`.
     auto issue = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
-      char* la = stage_a(smem, s);
-      char* lb = stage_b(smem, s);
       if constexpr (kVectorGather) {
-VAECONV_UNROLL
-        for (int i = 0; i < kRowsA; ++i)
-          Arch::load(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk), view_a, ga.offset(i),
-                     ga.exists(i));
+        Gemm::copy_a(sl, smem, s, row0, chunk, ga, view_a);
       } else {
+        char* la = Gemm::stage_a(smem, s);
 VAECONV_UNROLL
         for (int i = 0; i < kRowsA; ++i)
           Arch::template store_lds<kElemBytes>(
               la + Tile::offset(row0 + i * kRowStep, chunk),
               gather_chunk_scalar<Geo, kElemBytes>(p, b, b.m0 + row0 + i * kRowStep, ga.k));
       }
-VAECONV_UNROLL
-      for (int i = 0; i < kRowsB; ++i)
-        if (!Policy::kGuardB || row0 + i * kRowStep < Policy::BN)
-          Arch::load(sl, kRowsA + i, lb + Tile::offset(row0 + i * kRowStep, chunk), view_b,
-                     gb.at(p, i), gb.valid(p, i));
+      Gemm::copy_b(sl, smem, s, row0, chunk, p, gb, view_b);
       Arch::commit();
       ga.advance(p);
       gb.advance();
     };
     // Writes register-staged data of buffer `s` to LDS (a no-op where the copy is asynchronous).
     auto flush = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
-      char* la = stage_a(smem, s);
-      char* lb = stage_b(smem, s);
-      if constexpr (kVectorGather) {
-VAECONV_UNROLL
-        for (int i = 0; i < kRowsA; ++i)
-          Arch::template flush<kElemBytes>(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk));
-      }
-VAECONV_UNROLL
-      for (int i = 0; i < kRowsB; ++i)
-        if (!Policy::kGuardB || row0 + i * kRowStep < Policy::BN)
-          Arch::template flush<kElemBytes>(sl, kRowsA + i,
-                                           lb + Tile::offset(row0 + i * kRowStep, chunk));
+      if constexpr (kVectorGather) Gemm::flush_a(sl, smem, s, row0, chunk);
+      Gemm::flush_b(sl, smem, s, row0, chunk);
     };
 
-    typename Atom::FragC acc[Policy::kAtomsM][Policy::kAtomsN];
-VAECONV_UNROLL
-    for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-      for (int j = 0; j < Policy::kAtomsN; ++j)
-VAECONV_UNROLL
-        for (int r = 0; r < Layout::kCElems; ++r) acc[i][j].v[r] = 0.f;
-
+    typename Gemm::FragC acc[Policy::kAtomsM][Policy::kAtomsN];
     const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
     const int k_tiles = (p.k + Policy::BK - 1) / Policy::BK;
-
-    // Prologue: tiles 0 .. kStages-2 in flight.
-VAECONV_UNROLL
-    for (int s = 0; s < Policy::kStages - 1; ++s) {
-      if (s < k_tiles) issue(s, slot[s]);
-      else Arch::commit();  // keep the group count uniform for wait<>
-    }
-
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      const int s = kt % Policy::kStages;
-      Arch::template wait<Policy::kStages - 2>();
-      flush(s, slot[kt % (Policy::kStages - 1)]);
-      __syncthreads();
-      // Buffer (kt - 1) % kStages was last read before this barrier: refill it.
-      const int next = kt + Policy::kStages - 1;
-      if (next < k_tiles) issue(next % Policy::kStages, slot[next % (Policy::kStages - 1)]);
-      else Arch::commit();
-
-      const char* la = stage_a(smem, s);
-      const char* lb = stage_b(smem, s);
-VAECONV_UNROLL
-      for (int ka = 0; ka < Policy::kAtomsK; ++ka) {
-        constexpr int kChunksPerAtomK = Atom::kK / Policy::kChunkElems;
-        typename Atom::FragA fa[Policy::kAtomsM];
-        typename Atom::FragB fb[Policy::kAtomsN];
-VAECONV_UNROLL
-        for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-          for (int part = 0; part < Layout::kLdsChunks; ++part)
-            Atom::load_a(fa[i], part,
-                         la + Tile::offset(wm0 + i * Atom::kM + Layout::a_lds_row(lane),
-                                           ka * kChunksPerAtomK + Layout::a_lds_chunk(lane, part)));
-VAECONV_UNROLL
-        for (int j = 0; j < Policy::kAtomsN; ++j)
-VAECONV_UNROLL
-          for (int part = 0; part < Layout::kLdsChunks; ++part)
-            Atom::load_b(fb[j], part,
-                         lb + Tile::offset(wn0 + j * Atom::kN + Layout::b_lds_row(lane),
-                                           ka * kChunksPerAtomK + Layout::b_lds_chunk(lane, part)));
-VAECONV_UNROLL
-        for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-          for (int j = 0; j < Policy::kAtomsN; ++j) Atom::mma(acc[i][j], fa[i], fb[j]);
-      }
-    }
-    Arch::template wait<0>();
-    __syncthreads();  // the epilogue reuses the pipeline's LDS
+    Gemm::run(acc, smem, k_tiles, wm0, wn0, lane, issue, flush);
     Epilogue<Policy>::run(p, b, acc, wm0, wn0, lane, reinterpret_cast<float*>(smem));
   }
 };

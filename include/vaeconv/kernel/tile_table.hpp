@@ -2,20 +2,29 @@
 //
 // A small table, not an instance zoo: per target and operand type a wide tile for the
 // channel-rich layers (96 wide on NVIDIA: every VAE Cout is a multiple of 96), a narrow one for
-// Cout <= 32 (enc_conv_out) and a tiny one for Cout <= 16 (dec_conv_out, Cout = 3: a 16-wide tile
-// instead of padding 3 channels to 32 or 128). BK counts elements: a bf16 BK of 32 and an fp8 BK
-// of 64 are the same 64-byte LDS rows. LDS: the HIP configurations fit gfx942's 64 KiB, so one
+// Cout <= 32 (enc_conv_out), a tiny one for Cout <= 16, and the tap-reduce tile of the causal
+// Cout <= 3 layer (dec_conv_out; see tap_reduce.hpp). BK counts elements: a bf16 BK of 32 and an
+// fp8 BK of 64 are the same 64-byte LDS rows. LDS: the HIP configurations fit gfx942's 64 KiB, so one
 // binary serves gfx942 and gfx950.
 #pragma once
 #include <cstdint>
 
 #include "vaeconv/arch/arch.hpp"
+#include "vaeconv/conv/conv_desc.hpp"
 #include "vaeconv/core/dtype.hpp"
+#include "vaeconv/kernel/tap_reduce.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv::kernel {
 
 enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2 };
+
+// The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: a 16 x 16 input halo (BM =
+// 256 pixels) around a 14 x 14 output patch, and BN = 32 GEMM columns = 9 taps x up to 3 outputs.
+// LDS (bf16): 2 (AMD) or 3 (NVIDIA) stages of 16 KiB + 2 KiB; 36 KiB of fp32 partials after them.
+using TapReducePatch = HaloPatch<16, 16>;
+constexpr int kTapReduceBN = 32;
+constexpr int kTapReduceMaxCout = kTapReduceBN / 9;
 
 #if defined(VAECONV_BACKEND_HIP)
 //                        BM   BN  BK  warpsM warpsN stages
@@ -25,6 +34,8 @@ using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 using WideShapeFp8 = TileShape<128, 128, 64, 2, 2, 2>;
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
+using TapReduceShape = TileShape<256, kTapReduceBN, 32, 4, 1, 2>;
+using TapReduceShapeFp8 = TileShape<256, kTapReduceBN, 64, 4, 1, 2>;
 #else
 // VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST,MB} override the wide bf16 tile (or, with VAECONV_SWEEP_FP8, the
 // wide fp8 tile) for a tuning sweep (bench/sweep.sh); shipped builds never set them.
@@ -51,6 +62,11 @@ using WideShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;  // the fastest FP8 tile t
 #endif
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 3>;
 using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
+// Tap-reduce: memory-bound, so as many resident blocks as fit without spilling (ptxas: bf16 161
+// registers at 3 blocks/SM; e4m3 mma.sync needs operand conversions, so fp8 takes BK = 32 and
+// 2 blocks/SM at 196 registers, with a fourth stage to keep the same bytes in flight).
+using TapReduceShape = TileShape<256, kTapReduceBN, 32, 4, 1, 3, 3>;
+using TapReduceShapeFp8 = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 2>;
 #endif
 
 #if defined(VAECONV_GPU_COMPILER)
@@ -62,19 +78,28 @@ struct Tiles<DType::kBF16> {
   using Wide = TilePolicy<WideShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
+  using TapReduce = TilePolicy<TapReduceShape, Arch, Arch::AtomBf16>;
 };
 template <>
 struct Tiles<DType::kFP8E4M3> {
   using Wide = TilePolicy<WideShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
+  using TapReduce = TilePolicy<TapReduceShapeFp8, Arch, Arch::AtomFp8>;
 };
 #endif
 
-// The dispatch rule (host code, tested on the host).
+// The dispatch rules (host code, tested on the host).
 inline TileId choose_tile(int64_t cout) {
   if (cout <= 16) return TileId::kTiny;
   return cout <= 32 ? TileId::kNarrow : TileId::kWide;
+}
+
+// The tap-reduce kernel takes causal convs with Cout <= 3 whose Cin fills whole 16-byte chunks;
+// everything else runs the implicit GEMM of conv_kernel.hpp.
+inline bool use_tap_reduce(const ConvDesc& d) {
+  return d.kind == ConvKind::kCausal3x3x3 && d.cout <= kTapReduceMaxCout &&
+         d.cin % (16 / int64_t(size_of(d.in_dtype))) == 0;
 }
 
 }  // namespace vaeconv::kernel

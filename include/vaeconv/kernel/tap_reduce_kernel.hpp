@@ -1,0 +1,123 @@
+// vaeconv/kernel/tap_reduce_kernel.hpp — the tap-reduce conv kernel (see tap_reduce.hpp).
+//
+//   Policy    tile shape + the architecture's atom and copy; BM = the halo's pixels,
+//             BN >= 9 * Cout (tile_table.hpp: TapReduce)
+//   Patch     the halo / output patch geometry (HaloPatch)
+//   Pipeline  the shared block GEMM (block_gemm.hpp) over HaloGather and TapColumnGather
+//   Epilogue  the per-pixel partial sums P go to LDS in fp32; each output element then adds its
+//             nine taps' partials (read from neighbouring halo rows), then dequant, bias,
+//             residual and one rounding (store_element, epilogue.hpp)
+//
+// Block (x, y): y is one output frame (n, ot); x is the output patch (patch row * patch_cols +
+// patch col). Each input pixel crosses L2 (BM / patch pixels) = 1.31 times instead of 9.
+#pragma once
+#include <cstdint>
+
+#include "vaeconv/core/config.hpp"
+#include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/kernel/block_gemm.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
+#include "vaeconv/kernel/epilogue.hpp"
+#include "vaeconv/kernel/tap_reduce.hpp"
+#include "vaeconv/kernel/tile_policy.hpp"
+
+namespace vaeconv::kernel {
+
+template <class Policy, class Patch>
+struct TapReduceKernel {
+  using Gemm = BlockGemm<Policy>;
+  using Arch = typename Policy::ArchT;
+  using Atom = typename Policy::AtomT;
+  using Layout = typename Atom::Layout;
+  using Slot = typename Gemm::Slot;
+  static_assert(Policy::BM == Patch::kPixels, "the halo is the GEMM's M tile");
+  static constexpr int kMaxCout = Policy::BN / 9;  // 9 * Cout GEMM columns must fit one tile
+  static_assert(kMaxCout >= 1, "BN holds the nine taps of at least one channel");
+  static constexpr int kRowFloats = Policy::BN + 4;  // fp32 partials, rows padded against conflicts
+  static constexpr int kStageBytes = Policy::BM * kRowFloats * 4;
+  static constexpr int kSmemBytes =
+      Policy::kPipelineBytes > kStageBytes ? Policy::kPipelineBytes : kStageBytes;
+
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
+    const int tid = threadIdx.x;
+    const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
+    const PatchCoord pc = patch_coord<Patch>(p, blockIdx.x, blockIdx.y);
+
+    const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
+    constexpr int kElemBytes = Policy::kElemBytes;
+    HaloGather<Patch, Gemm::kRowsA, Gemm::kRowStep, Policy::BK, kElemBytes> ga;
+    TapColumnGather<Patch, Gemm::kRowsB, Gemm::kRowStep, Policy::BK, kElemBytes> gb;
+    ga.init(p, pc, row0, chunk);
+    gb.init(p, row0, chunk);
+    const char* x_frame =
+        static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, pc.frame);
+    const auto view_a = Arch::make_view(x_frame, p.x_view_bytes);
+    const auto view_b = Arch::make_view(p.w, p.w_view_bytes);
+
+    auto issue = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
+      Gemm::copy_a(sl, smem, s, row0, chunk, ga, view_a);
+      Gemm::copy_b(sl, smem, s, row0, chunk, p, gb, view_b);
+      Arch::commit();
+      ga.advance(p);
+      gb.advance(p);
+    };
+    auto flush = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
+      Gemm::flush_a(sl, smem, s, row0, chunk);
+      Gemm::flush_b(sl, smem, s, row0, chunk);
+    };
+
+    typename Gemm::FragC acc[Policy::kAtomsM][Policy::kAtomsN];
+    const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
+    const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
+    const int k_tiles = (p.taps_t * p.cin + Policy::BK - 1) / Policy::BK;
+    Gemm::run(acc, smem, k_tiles, wm0, wn0, lane, issue, flush);
+
+    // 1. The partials P (fp32) to LDS, in the atom's C layout.
+    float* part = reinterpret_cast<float*>(smem);
+VAECONV_UNROLL
+    for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < Policy::kAtomsN; ++j)
+VAECONV_UNROLL
+        for (int r = 0; r < Layout::kCElems; ++r)
+          part[(wm0 + i * Atom::kM + Layout::c_row(lane, r)) * kRowFloats + wn0 + j * Atom::kN +
+               Layout::c_col(lane, r)] = acc[i][j].v[r];
+    __syncthreads();
+
+    // 2. Nine partials per output element; consecutive threads take consecutive channels and
+    //    pixels of a patch row, so the stores of a row are contiguous.
+    const int64_t frame_out = int64_t(pc.frame.n) * p.out_sn + int64_t(pc.frame.ot) * p.out_st;
+    const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
+    const float y_scale = p.y_fp8 ? p.y_scale[0] : 1.f;
+    const int outputs = Patch::kOutRows * Patch::kOutCols * p.cout;
+    for (int idx = tid; idx < outputs; idx += Policy::kThreads) {
+      const int co = idx % p.cout, q = idx / p.cout;
+      const int r = q / Patch::kOutCols, c = q % Patch::kOutCols;
+      const int oh = pc.oh0 + r, ow = pc.ow0 + c;
+      if (oh >= p.ho || ow >= p.wo) continue;
+      float v = 0.f;
+VAECONV_UNROLL
+      for (int kh = 0; kh < 3; ++kh)
+VAECONV_UNROLL
+        for (int kw = 0; kw < 3; ++kw)
+          v += part[Patch::halo_row(r, c, kh, kw) * kRowFloats +
+                    Patch::column(kh * 3 + kw, co, p.cout)];
+      store_element(p, frame_out + int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw + co, co, v,
+                    acc_scale, y_scale);
+    }
+  }
+};
+
+template <class Policy, class Patch>
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks) tap_reduce_kernel(ConvParams p) {
+  using Kernel = TapReduceKernel<Policy, Patch>;
+  if constexpr (Policy::ArchT::kStaticLds) {
+    __shared__ __attribute__((aligned(16))) char smem[Kernel::kSmemBytes];
+    Kernel::run(p, smem);
+  } else {
+    extern __shared__ __attribute__((aligned(16))) char smem_dynamic[];
+    Kernel::run(p, smem_dynamic);
+  }
+}
+
+}  // namespace vaeconv::kernel
