@@ -12,9 +12,9 @@ bin=${VAECONV_BENCH:-build/cuda/bench/vaeconv_bench}
 shapes=("${@:-enc_e0_res__dec_d3_res}")
 mkdir -p "$out"
 if [[ "${VAECONV_PROFILE_FP8:-0}" == 1 ]]; then
-  kernel=(--kernel-name-base demangled -k regex:'conv_kernel.*AtomFp8'); dtype=(); tag=fp8-
+  kernel=(--kernel-name-base demangled -k regex:'(conv|tap_reduce)_kernel.*AtomFp8'); dtype=(); tag=fp8-
 else
-  kernel=(-k regex:conv_kernel); dtype=(--no-fp8); tag=
+  kernel=(-k regex:'(conv|tap_reduce)_kernel'); dtype=(--no-fp8); tag=
 fi
 for s in "${shapes[@]}"; do
   ncu --clock-control none "${kernel[@]}" --launch-skip 4 --launch-count 1 \

@@ -6,7 +6,8 @@
 # Candidates are "BM,BN,BK,warpsM,warpsN,stages[,flag...]": flag "mbN" asks for N resident blocks
 # per SM (__launch_bounds__' second argument); flag "ca" builds the cp.async copies as
 # .ca (cached in L1 as well as L2) instead of .cg; flag "fp8" makes the candidate the wide FP8 tile
-# instead of the wide BF16 one (BK in fp8 elements).
+# instead of the wide BF16 one (BK in fp8 elements); flag "tr" makes it the BF16 tap-reduce tile
+# (BN = 32; the halo is BM / 16 rows of 16 pixels).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CANDIDATES=(${VAECONV_SWEEP:-"128,96,32,2,2,4,mb3" "192,96,32,2,2,4" "128,128,32,2,2,4" "96,96,32,2,2,4,mb4" "192,96,64,2,2,4,fp8" "128,96,64,2,2,4,fp8"})
@@ -22,6 +23,7 @@ case "${1:-}" in
         case "$f" in
           ca) flags+=" -DVAECONV_SWEEP_CA=1" ;;
           fp8) flags+=" -DVAECONV_SWEEP_FP8=1" ;;
+          tr) flags+=" -DVAECONV_SWEEP_TR=1" ;;
           mb*) flags+=" -DVAECONV_SWEEP_MB=${f#mb}" ;;
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac

@@ -179,15 +179,16 @@ TEST(TapReduce, StridedInput) {
   check_tap_reduce<SmallPatch, 32, 32, 48, 2>(d, 10);
 }
 
-TEST(TapReduce, ShippedPatchAndRoles) {
-  // The shipped 16 x 16 halo with the NVIDIA (128 threads) and AMD (4 waves of 64) copy roles.
-  using Shipped = kernel::TapReducePatch;
-  check_tap_reduce<Shipped, kernel::kTapReduceBN, 32, 128, 2>(
-      ConvDesc::causal3x3x3(1, 1, 30, 17, 32, 3), 11);
-  check_tap_reduce<Shipped, kernel::kTapReduceBN, 32, 256, 2>(
-      ConvDesc::causal3x3x3(1, 2, 15, 29, 16, 3), 12);
-  check_tap_reduce<Shipped, kernel::kTapReduceBN, 64, 256, 1>(
-      ConvDesc::causal3x3x3(1, 1, 16, 14, 96, 3), 13);
+TEST(TapReduce, ShippedPatchesAndRoles) {
+  // The shipped halos with their copy roles: NVIDIA 16 x 16 with 4 warps of 32 (bf16 BK 32, fp8
+  // BK 32), AMD 8 x 16 with 4 waves of 64 (bf16 BK 32, fp8 BK 64).
+  using Nv = kernel::TapReducePatchNvidia;
+  using Amd = kernel::TapReducePatchCdna;
+  constexpr int BN = kernel::kTapReduceBN;
+  check_tap_reduce<Nv, BN, 32, 128, 2>(ConvDesc::causal3x3x3(1, 1, 30, 17, 32, 3), 11);
+  check_tap_reduce<Nv, BN, 32, 128, 1>(ConvDesc::causal3x3x3(1, 2, 15, 29, 48, 3), 12);
+  check_tap_reduce<Amd, BN, 32, 256, 2>(ConvDesc::causal3x3x3(1, 2, 15, 29, 16, 3), 13);
+  check_tap_reduce<Amd, BN, 64, 256, 1>(ConvDesc::causal3x3x3(1, 1, 16, 14, 96, 3), 14);
 }
 
 TEST(TapReduce, DispatchRule) {

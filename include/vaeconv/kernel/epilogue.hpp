@@ -24,13 +24,11 @@
 
 namespace vaeconv::kernel {
 
-// One output element y[off] (channel n) from its fp32 sum v, with the same operations in the same
-// order as the vector store below: the element-wise store of the tap-reduce epilogue.
-// acc_scale = x_scale * Atom::acc_scale() for FP8 operands (unused for bf16).
-VAECONV_DEVICE VAECONV_FORCE_INLINE void store_element(const ConvParams& p, int64_t off, int n,
-                                                       float v, float acc_scale, float y_scale) {
-  if (p.x_scale) v *= acc_scale * p.w_scale[n];
-  if (p.bias) v += p.bias[n];
+// One output element y[off] from its fp32 value v = acc * s[n] + bias[n] (already applied): the
+// residual and the one rounding, in the order of the vector store below. The element-wise store
+// of the tap-reduce epilogue.
+VAECONV_DEVICE VAECONV_FORCE_INLINE void store_element(const ConvParams& p, int64_t off, float v,
+                                                       float y_scale) {
   if (p.residual) v += bf16_to_float(static_cast<const uint16_t*>(p.residual)[off]);
   if (p.y_fp8) static_cast<uint8_t*>(p.y)[off] = quantize_e4m3fn(v, y_scale);
   else static_cast<uint16_t*>(p.y)[off] = float_to_bf16(v);

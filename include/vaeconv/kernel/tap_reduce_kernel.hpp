@@ -9,7 +9,8 @@
 //             residual and one rounding (store_element, epilogue.hpp)
 //
 // Block (x, y): y is one output frame (n, ot); x is the output patch (patch row * patch_cols +
-// patch col). Each input pixel crosses L2 (BM / patch pixels) = 1.31 times instead of 9.
+// patch col). Each input pixel crosses L2 (halo pixels / patch pixels) times instead of 9: 1.31
+// with NVIDIA's 16 x 16 halo, 1.52 with AMD's 8 x 16 (tile_table.hpp).
 #pragma once
 #include <cstdint>
 
@@ -33,7 +34,10 @@ struct TapReduceKernel {
   static_assert(Policy::BM == Patch::kPixels, "the halo is the GEMM's M tile");
   static constexpr int kMaxCout = Policy::BN / 9;  // 9 * Cout GEMM columns must fit one tile
   static_assert(kMaxCout >= 1, "BN holds the nine taps of at least one channel");
-  static constexpr int kRowFloats = Policy::BN + 4;  // fp32 partials, rows padded against conflicts
+  // fp32 partials, BN + 5 floats per halo row: the reduce's warp reads 32 consecutive halo rows
+  // and the staging writes 8 rows of the C layout, both at most 2-way bank conflicts with this
+  // odd stride (BN + 4 = 36 made the reads 5-way).
+  static constexpr int kRowFloats = Policy::BN + 5;
   static constexpr int kStageBytes = Policy::BM * kRowFloats * 4;
   static constexpr int kSmemBytes =
       Policy::kPipelineBytes > kStageBytes ? Policy::kPipelineBytes : kStageBytes;
@@ -84,26 +88,35 @@ VAECONV_UNROLL
                Layout::c_col(lane, r)] = acc[i][j].v[r];
     __syncthreads();
 
-    // 2. Nine partials per output element; consecutive threads take consecutive channels and
-    //    pixels of a patch row, so the stores of a row are contiguous.
+    // 2. One thread per output pixel, all its channels: nine partials each, read from the halo
+    //    rows around it. Per-channel scale and bias are loaded once.
     const int64_t frame_out = int64_t(pc.frame.n) * p.out_sn + int64_t(pc.frame.ot) * p.out_st;
     const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
     const float y_scale = p.y_fp8 ? p.y_scale[0] : 1.f;
-    const int outputs = Patch::kOutRows * Patch::kOutCols * p.cout;
-    for (int idx = tid; idx < outputs; idx += Policy::kThreads) {
-      const int co = idx % p.cout, q = idx / p.cout;
+    float scale[kMaxCout], bias[kMaxCout];
+VAECONV_UNROLL
+    for (int co = 0; co < kMaxCout; ++co) {
+      const bool ok = co < p.cout;
+      scale[co] = ok && p.x_scale != nullptr ? acc_scale * p.w_scale[co] : 1.f;
+      bias[co] = ok && p.bias != nullptr ? p.bias[co] : 0.f;
+    }
+    for (int q = tid; q < Patch::kOutRows * Patch::kOutCols; q += Policy::kThreads) {
       const int r = q / Patch::kOutCols, c = q % Patch::kOutCols;
       const int oh = pc.oh0 + r, ow = pc.ow0 + c;
       if (oh >= p.ho || ow >= p.wo) continue;
-      float v = 0.f;
+      const int64_t off = frame_out + int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw;
 VAECONV_UNROLL
-      for (int kh = 0; kh < 3; ++kh)
+      for (int co = 0; co < kMaxCout; ++co) {
+        if (co >= p.cout) break;
+        float v = 0.f;
 VAECONV_UNROLL
-        for (int kw = 0; kw < 3; ++kw)
-          v += part[Patch::halo_row(r, c, kh, kw) * kRowFloats +
-                    Patch::column(kh * 3 + kw, co, p.cout)];
-      store_element(p, frame_out + int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw + co, co, v,
-                    acc_scale, y_scale);
+        for (int kh = 0; kh < 3; ++kh)
+VAECONV_UNROLL
+          for (int kw = 0; kw < 3; ++kw)
+            v += part[Patch::halo_row(r, c, kh, kw) * kRowFloats +
+                      Patch::column(kh * 3 + kw, co, p.cout)];
+        store_element(p, off + co, v * scale[co] + bias[co], y_scale);
+      }
     }
   }
 };

@@ -19,10 +19,20 @@ namespace vaeconv::kernel {
 
 enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2 };
 
-// The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: a 16 x 16 input halo (BM =
-// 256 pixels) around a 14 x 14 output patch, and BN = 32 GEMM columns = 9 taps x up to 3 outputs.
-// LDS (bf16): 2 (AMD) or 3 (NVIDIA) stages of 16 KiB + 2 KiB; 36 KiB of fp32 partials after them.
-using TapReducePatch = HaloPatch<16, 16>;
+// The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: BN = 32 GEMM columns = 9 taps x
+// up to 3 outputs, and BM = an input halo of 16-pixel rows around the output patch. NVIDIA: a
+// 16 x 16 halo (14 x 14 outputs; input read 1.31 times) in 3 stages of 18 KiB. AMD: an 8 x 16
+// halo (6 x 14 outputs; 1.52 times) in 2 stages of 10 KiB, so that three workgroups fit gfx942's
+// 64 KiB of LDS (the 16 x 16 halo left one). The fp32 partials reuse the pipeline's LDS.
+using TapReducePatchNvidia = HaloPatch<16, 16>;
+using TapReducePatchCdna = HaloPatch<8, 16>;
+#if defined(VAECONV_SWEEP_TR)
+using TapReducePatch = HaloPatch<VAECONV_SWEEP_BM / 16, 16>;  // a sweep candidate (bench/sweep.sh)
+#elif defined(VAECONV_BACKEND_HIP)
+using TapReducePatch = TapReducePatchCdna;
+#else
+using TapReducePatch = TapReducePatchNvidia;
+#endif
 constexpr int kTapReduceBN = 32;
 constexpr int kTapReduceMaxCout = kTapReduceBN / 9;
 
@@ -34,11 +44,12 @@ using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 using WideShapeFp8 = TileShape<128, 128, 64, 2, 2, 2>;
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
-using TapReduceShape = TileShape<256, kTapReduceBN, 32, 4, 1, 2>;
-using TapReduceShapeFp8 = TileShape<256, kTapReduceBN, 64, 4, 1, 2>;
+using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
+using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
 #else
-// VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST,MB} override the wide bf16 tile (or, with VAECONV_SWEEP_FP8, the
-// wide fp8 tile) for a tuning sweep (bench/sweep.sh); shipped builds never set them.
+// VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST,MB} override the wide bf16 tile (with VAECONV_SWEEP_FP8 the wide
+// fp8 tile, with VAECONV_SWEEP_TR the bf16 tap-reduce tile) for a tuning sweep (bench/sweep.sh);
+// shipped builds never set them.
 #if defined(VAECONV_SWEEP_BM)
 #if !defined(VAECONV_SWEEP_MB)
 #define VAECONV_SWEEP_MB 1
@@ -46,7 +57,7 @@ using TapReduceShapeFp8 = TileShape<256, kTapReduceBN, 64, 4, 1, 2>;
 using SweepShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_BK, VAECONV_SWEEP_WM,
                              VAECONV_SWEEP_WN, VAECONV_SWEEP_ST, VAECONV_SWEEP_MB>;
 #endif
-#if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8)
+#if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8) && !defined(VAECONV_SWEEP_TR)
 using WideShape = SweepShape;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
@@ -65,7 +76,11 @@ using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 // Tap-reduce: memory-bound, so as many resident blocks as fit without spilling (ptxas: bf16 161
 // registers at 3 blocks/SM; e4m3 mma.sync needs operand conversions, so fp8 takes BK = 32 and
 // 2 blocks/SM at 196 registers, with a fourth stage to keep the same bytes in flight).
+#if defined(VAECONV_SWEEP_TR)
+using TapReduceShape = SweepShape;
+#else
 using TapReduceShape = TileShape<256, kTapReduceBN, 32, 4, 1, 3, 3>;
+#endif
 using TapReduceShapeFp8 = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 2>;
 #endif
 
