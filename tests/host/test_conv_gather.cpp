@@ -130,6 +130,65 @@ TEST(ConvGather, StridedInput) {
   check_gather<kernel::CausalGeometry, 32, 32, 32, 64>(d);
 }
 
+// The element-wise gather (Cin not a multiple of the chunk): every element of every row, for every
+// thread role and K tile, against the formula.
+template <class Geo, int BM, int BK, int kThreads, int kElemBytes = 2>
+void check_element_gather(ConvDesc d) {
+  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+  constexpr int kChunkElems = 16 / kElemBytes;
+  constexpr int kChunks = BK / kChunkElems, kRowStep = kThreads / kChunks, kRows = BM / kRowStep;
+  ASSERT_NE(d.cin % kChunkElems, 0) << "a case for the element-wise gather";
+  PackedWeightsInfo w;
+  ASSERT_TRUE(packed_info_for(d, &w).ok());
+  ConvArgs a;
+  a.weights.info = w;
+  const ConvParams p = make_params(d, a, BM, 32);
+  const int k_tiles = (p.k + BK - 1) / BK;
+  int64_t valid_seen = 0, checked = 0;
+  for (int by = 0; by < d.n * d.out_t(); ++by)
+    for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
+      const BlockCoord b = kernel::block_coord(p, bx, by, BM, 32);
+      const int64_t base = kernel::input_view_offset(p, b);
+      for (int tid = 0; tid < kThreads; ++tid) {
+        const int chunk = tid % kChunks, row0 = tid / kChunks;
+        kernel::ConvGather<Geo, kRows, kRowStep, BK, kElemBytes> g;
+        g.init(p, b, row0, chunk);
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          kernel::ChunkTaps<Geo, kChunkElems> taps;
+          taps.locate(p, g);
+          for (int i = 0; i < kRows; ++i)
+            for (int e = 0; e < kChunkElems; ++e) {
+              const int m = b.m0 + row0 + i * kRowStep;
+              const int64_t k = int64_t(kt) * BK + chunk * kChunkElems + e;
+              Expected x{false, 0};
+              if (m < p.frame_pixels) x = expected(d, w, b.n, b.ot, m / p.wo, m % p.wo, k);
+              ASSERT_EQ(taps.valid(taps.row_mask(g, i), e), x.valid)
+                  << d.to_string() << " m " << m << " k " << k;
+              if (x.valid) {
+                ASSERT_EQ(base + taps.at(p, g, i, e), x.offset) << d.to_string() << " m " << m << " k " << k;
+                ASSERT_LT(taps.at(p, g, i, e) * uint32_t(kElemBytes), p.x_view_bytes);
+                ++valid_seen;
+              }
+              ++checked;
+            }
+          g.advance(p);
+        }
+      }
+    }
+  EXPECT_GT(valid_seen, 0);
+  EXPECT_GT(checked, valid_seen) << "borders must produce padding taps";
+}
+
+TEST(ChunkTaps, ElementWiseEveryBorder) {
+  check_element_gather<kernel::CausalGeometry, 32, 32, 64>(ConvDesc::causal3x3x3(2, 1, 5, 7, 3, 8));
+  check_element_gather<kernel::CausalGeometry, 32, 32, 64>(ConvDesc::causal3x3x3(1, 3, 4, 3, 3, 8));
+  check_element_gather<kernel::CausalGeometry, 16, 16, 32>(ConvDesc::causal3x3x3(1, 2, 3, 5, 5, 8));
+  check_element_gather<kernel::DownsampleGeometry, 32, 32, 64>(ConvDesc::downsample(1, 1, 7, 6, 3, 8));
+  check_element_gather<kernel::UpsampleGeometry, 32, 32, 64>(ConvDesc::upsample2x(2, 1, 3, 4, 5, 8));
+  check_element_gather<kernel::CausalGeometry, 32, 64, 64, 1>(ConvDesc::causal3x3x3(1, 1, 5, 6, 3, 8));
+  check_element_gather<kernel::UpsampleGeometry, 32, 64, 64, 1>(ConvDesc::upsample2x(1, 2, 3, 2, 24, 8));
+}
+
 TEST(WeightGather, RowsAndTail) {
   const ConvDesc d = ConvDesc::causal3x3x3(1, 1, 4, 4, 16, 40);
   PackedWeightsInfo w;

@@ -48,7 +48,7 @@ inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
 // The tap-reduce kernel: one block per output patch of a frame.
 template <class Policy>
 inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  using Patch = kernel::TapReducePatch;
+  using Patch = kernel::TapReduceHalo<Policy::BM>;
   using Kernel = kernel::TapReduceKernel<Policy, Patch>;
   kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
   p.patch_cols = Patch::patches(p.wo, Patch::kOutCols);

@@ -170,6 +170,59 @@ VAECONV_UNROLL
   }
 };
 
+// The element-wise gather, for Cin not a multiple of the chunk (the VAE's first layer, Cin = 3):
+// a 16-byte chunk of K then straddles taps, so each of its elements is located separately. All
+// rows of a thread read the same K positions, so the chunk's elements are located once per K tile
+// (locate(), from the gather's tap cursor): per element a spatial tap s = kh * 3 + kw and an
+// offset. A row contributes a 9-bit mask of its taps that lie inside the frame (row_mask()) and
+// its pixel's offset: element e of row i exists when bit s of the mask is set, at
+// at(i, e) (an element offset from the block's input view). The former per-element search
+// (cursor, bounds and address from scratch for every row) made the layer instruction-bound
+// (docs/perf-notes.md).
+template <class Geo, int kChunkElems>
+struct ChunkTaps {
+  static constexpr int kAbsent = 9;  // a tap bit no row mask has: past K, or no such time slice
+  int tap[kChunkElems];       // kh * 3 + kw, or kAbsent
+  uint32_t rel[kChunkElems];  // it * in_st + c (+ kh * in_sh + kw * in_sw without upsampling)
+
+  template <class Gather>
+  VAECONV_HD void locate(const ConvParams& p, const Gather& g) {
+    TapCursor t = g.tap;
+VAECONV_UNROLL
+    for (int e = 0; e < kChunkElems; ++e) {
+      const int it = g.it_rel0 + t.kt;
+      const bool ok = g.k + e < p.k && unsigned(it) < unsigned(g.t_rel_end);
+      tap[e] = ok ? t.kh * 3 + t.kw : kAbsent;
+      rel[e] = uint32_t(it) * uint32_t(p.in_st) + uint32_t(t.c);
+      if constexpr (Geo::kUp == 1) rel[e] += uint32_t(t.kh * p.in_sh + t.kw * p.in_sw);
+      ++t.c;
+      t.carry(p.cin);
+    }
+  }
+  // Bit kh * 3 + kw is set when row i's tap (kh, kw) lies inside the (upsampled) frame.
+  template <class Gather>
+  VAECONV_HD static uint32_t row_mask(const Gather& g, int i) {
+    uint32_t cols = 0, mask = 0;
+VAECONV_UNROLL
+    for (int kw = 0; kw < 3; ++kw) cols |= uint32_t(unsigned(g.iw0[i] + kw) < unsigned(g.w_up)) << kw;
+VAECONV_UNROLL
+    for (int kh = 0; kh < 3; ++kh)
+      if (unsigned(g.ih0[i] + kh) < unsigned(g.h_up)) mask |= cols << (3 * kh);
+    return g.row_ok[i] ? mask : 0u;
+  }
+  VAECONV_HD bool valid(uint32_t row_mask, int e) const { return (row_mask >> tap[e]) & 1u; }
+  // Element offset of row i's element e from the block's input view (meaningful when valid).
+  template <class Gather>
+  VAECONV_HD uint32_t at(const ConvParams& p, const Gather& g, int i, int e) const {
+    if constexpr (Geo::kUp == 1) {
+      return rel[e] + uint32_t(g.ih0[i] * p.in_sh) + uint32_t(g.iw0[i] * p.in_sw);
+    } else {
+      return rel[e] + uint32_t(((g.ih0[i] + tap[e] / 3) / Geo::kUp) * p.in_sh) +
+             uint32_t(((g.iw0[i] + tap[e] % 3) / Geo::kUp) * p.in_sw);
+    }
+  }
+};
+
 // The B operand: packed weights [Cout][k_pad], row n, 16-byte chunk column at k.
 template <int kRows, int kRowStep, int BK, int kElemBytes>
 struct WeightGather {

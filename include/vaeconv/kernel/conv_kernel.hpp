@@ -21,39 +21,6 @@
 
 namespace vaeconv::kernel {
 
-// Element-wise gather for Cin not a multiple of the chunk (the VAE's first layer, Cin = 3): a
-// 16-byte chunk of K straddles taps, so each of its elements is located separately. Synchronous
-// and scalar: that layer has a single K tile (K = 27), so there is nothing to overlap.
-template <class Geo, int kElemBytes>
-VAECONV_DEVICE VAECONV_FORCE_INLINE uint4 gather_chunk_scalar(const ConvParams& p, const BlockCoord& b, int m,
-                                                int k0) {
-  using Elem = typename std::conditional<kElemBytes == 2, uint16_t, uint8_t>::type;
-  constexpr int kChunkElems = 16 / kElemBytes, kPerWord = 4 / kElemBytes;
-  const Elem* x = static_cast<const Elem*>(p.x) + input_view_offset(p, b);
-  uint32_t w[4] = {0, 0, 0, 0};
-  if (m < p.frame_pixels) {
-    const int oh = m / p.wo, ow = m % p.wo;
-    // One division for the chunk's first element; the rest step the tap cursor by one.
-    TapCursor tap = TapCursor::of(k0, p.cin);
-VAECONV_UNROLL
-    for (int e = 0; e < kChunkElems; ++e) {  // fully unrolled: w[] stays in registers
-      const int it = b.ot + p.kt_base - p.pad_t + tap.kt - b.it_lo;
-      const int ih_u = oh * Geo::kStride - Geo::kPad + tap.kh;
-      const int iw_u = ow * Geo::kStride - Geo::kPad + tap.kw;
-      if (k0 + e < p.k && unsigned(it) < unsigned(p.t - b.it_lo) &&
-          unsigned(ih_u) < unsigned(p.h * Geo::kUp) && unsigned(iw_u) < unsigned(p.w_ * Geo::kUp)) {
-        const uint32_t off = uint32_t(it) * uint32_t(p.in_st) +
-                             uint32_t((ih_u / Geo::kUp) * p.in_sh) +
-                             uint32_t((iw_u / Geo::kUp) * p.in_sw) + uint32_t(tap.c);
-        w[e / kPerWord] |= uint32_t(x[off]) << (8 * kElemBytes * (e % kPerWord));
-      }
-      ++tap.c;
-      tap.carry(p.cin);
-    }
-  }
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
 template <class Policy, class Geo, bool kVectorGather>
 struct ConvKernel {
   using Gemm = BlockGemm<Policy>;
@@ -86,12 +53,24 @@ struct ConvKernel {
       if constexpr (kVectorGather) {
         Gemm::copy_a(sl, smem, s, row0, chunk, ga, view_a);
       } else {
+        // Element-wise (Cin not a multiple of the chunk): synchronous loads packed into chunks.
+        using Elem = typename std::conditional<kElemBytes == 2, uint16_t, uint8_t>::type;
+        constexpr int kChunkElems = Policy::kChunkElems, kPerWord = 4 / kElemBytes;
+        const Elem* x = reinterpret_cast<const Elem*>(x_frame);
+        ChunkTaps<Geo, kChunkElems> taps;
+        taps.locate(p, ga);
         char* la = Gemm::stage_a(smem, s);
 VAECONV_UNROLL
-        for (int i = 0; i < kRowsA; ++i)
-          Arch::template store_lds<kElemBytes>(
-              la + Tile::offset(row0 + i * kRowStep, chunk),
-              gather_chunk_scalar<Geo, kElemBytes>(p, b, b.m0 + row0 + i * kRowStep, ga.k));
+        for (int i = 0; i < kRowsA; ++i) {
+          const uint32_t mask = taps.row_mask(ga, i);
+          uint32_t w[4] = {0, 0, 0, 0};
+VAECONV_UNROLL
+          for (int e = 0; e < kChunkElems; ++e)  // fully unrolled: w[] stays in registers
+            if (taps.valid(mask, e))
+              w[e / kPerWord] |= uint32_t(x[taps.at(p, ga, i, e)]) << (8 * kElemBytes * (e % kPerWord));
+          Arch::template store_lds<kElemBytes>(la + Tile::offset(row0 + i * kRowStep, chunk),
+                                               make_uint4(w[0], w[1], w[2], w[3]));
+        }
       }
       Gemm::copy_b(sl, smem, s, row0, chunk, p, gb, view_b);
       Arch::commit();

@@ -24,15 +24,10 @@ enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2 };
 // 16 x 16 halo (14 x 14 outputs; input read 1.31 times) in 3 stages of 18 KiB. AMD: an 8 x 16
 // halo (6 x 14 outputs; 1.52 times) in 2 stages of 10 KiB, so that three workgroups fit gfx942's
 // 64 KiB of LDS (the 16 x 16 halo left one). The fp32 partials reuse the pipeline's LDS.
-using TapReducePatchNvidia = HaloPatch<16, 16>;
-using TapReducePatchCdna = HaloPatch<8, 16>;
-#if defined(VAECONV_SWEEP_TR)
-using TapReducePatch = HaloPatch<VAECONV_SWEEP_BM / 16, 16>;  // a sweep candidate (bench/sweep.sh)
-#elif defined(VAECONV_BACKEND_HIP)
-using TapReducePatch = TapReducePatchCdna;
-#else
-using TapReducePatch = TapReducePatchNvidia;
-#endif
+template <int BM>
+using TapReduceHalo = HaloPatch<BM / 16, 16>;  // the halo of a tap-reduce tile: rows of 16 pixels
+using TapReducePatchNvidia = TapReduceHalo<256>;
+using TapReducePatchCdna = TapReduceHalo<128>;
 constexpr int kTapReduceBN = 32;
 constexpr int kTapReduceMaxCout = kTapReduceBN / 9;
 
@@ -75,11 +70,12 @@ using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 3>;
 using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 // Tap-reduce: memory-bound, so as many resident blocks as fit without spilling (ptxas: bf16 161
 // registers at 3 blocks/SM; e4m3 mma.sync needs operand conversions, so fp8 takes BK = 32 and
-// 2 blocks/SM at 196 registers, with a fourth stage to keep the same bytes in flight).
+// 2 blocks/SM at 196 registers), and 4 stages: the whole K of the T = 1 layer (Cin = 96) is in
+// flight at once (sweep of 2026-12-02 session 3: 85 µs against 94 with 3 stages, docs/perf-notes.md).
 #if defined(VAECONV_SWEEP_TR)
 using TapReduceShape = SweepShape;
 #else
-using TapReduceShape = TileShape<256, kTapReduceBN, 32, 4, 1, 3, 3>;
+using TapReduceShape = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 3>;
 #endif
 using TapReduceShapeFp8 = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 2>;
 #endif
