@@ -7,7 +7,8 @@
 # per SM (__launch_bounds__' second argument); flag "ca" builds the cp.async copies as
 # .ca (cached in L1 as well as L2) instead of .cg; flag "fp8" makes the candidate the wide FP8 tile
 # instead of the wide BF16 one (BK in fp8 elements); flag "tr" makes it the BF16 tap-reduce tile
-# (BN = 32; the halo is BM / 16 rows of 16 pixels).
+# (BN = 32; the halo is BM / 16 rows of 16 pixels); flag "el" the BF16 wide element-wise tile
+# (Cin not a multiple of 8: enc_conv_in).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CANDIDATES=(${VAECONV_SWEEP:-"128,96,32,2,2,4,mb3" "192,96,32,2,2,4" "128,128,32,2,2,4" "96,96,32,2,2,4,mb4" "192,96,64,2,2,4,fp8" "128,96,64,2,2,4,fp8"})
@@ -24,6 +25,7 @@ case "${1:-}" in
           ca) flags+=" -DVAECONV_SWEEP_CA=1" ;;
           fp8) flags+=" -DVAECONV_SWEEP_FP8=1" ;;
           tr) flags+=" -DVAECONV_SWEEP_TR=1" ;;
+          el) flags+=" -DVAECONV_SWEEP_EL=1" ;;
           mb*) flags+=" -DVAECONV_SWEEP_MB=${f#mb}" ;;
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac

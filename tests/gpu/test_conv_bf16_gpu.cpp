@@ -76,6 +76,9 @@ std::vector<Extra> extra_cases() {
       {"tapreduce_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 2, 17, 30, 64, 3), 8, 5), res},
       {"causal_cin16_cout32", ConvDesc::causal3x3x3(1, 1, 30, 30, 16, 32), plain},
       {"causal_cin5_cout7", ConvDesc::causal3x3x3(1, 1, 13, 9, 5, 7), res},
+      // Element-wise gather on the wide (Cout > 32) element-wise tile, every conv kind.
+      {"down_cin5_wide", ConvDesc::downsample(1, 1, 19, 22, 5, 96), plain},
+      {"up_cin3_wide_video", ConvDesc::upsample2x(1, 2, 9, 7, 3, 64), res},
       {"down_n2_odd", ConvDesc::downsample(2, 1, 77, 131, 96, 96), plain},
       {"down_2x3", ConvDesc::downsample(1, 1, 2, 3, 64, 64), plain},
       {"down_even_residual", ConvDesc::downsample(1, 1, 64, 38, 192, 192), res},

@@ -59,24 +59,25 @@ inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_
                                             stream);
 }
 
-template <class Policy, class Geo>
-inline Status launch_geometry(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  // 16-byte chunks never straddle a tap when Cin is a multiple of a chunk's elements.
-  if (d.cin % Policy::kChunkElems == 0) return launch_tile<Policy, Geo, true>(d, a, stream);
-  return launch_tile<Policy, Geo, false>(d, a, stream);
-}
-
-template <class Policy>
+// kVector: 16-byte chunks never straddle a tap when Cin is a multiple of a chunk's elements;
+// otherwise the element-wise gather.
+template <class Policy, bool kVector>
 inline Status launch_policy(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   switch (d.kind) {
     case ConvKind::kCausal3x3x3:
-      return launch_geometry<Policy, kernel::CausalGeometry>(d, a, stream);
+      return launch_tile<Policy, kernel::CausalGeometry, kVector>(d, a, stream);
     case ConvKind::kDownsample:
-      return launch_geometry<Policy, kernel::DownsampleGeometry>(d, a, stream);
+      return launch_tile<Policy, kernel::DownsampleGeometry, kVector>(d, a, stream);
     case ConvKind::kUpsample:
-      return launch_geometry<Policy, kernel::UpsampleGeometry>(d, a, stream);
+      return launch_tile<Policy, kernel::UpsampleGeometry, kVector>(d, a, stream);
   }
   return Status(StatusCode::kUnsupported, "unknown conv kind");
+}
+
+template <class Policy, class ElementPolicy = Policy>
+inline Status launch_either(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  if (d.cin % Policy::kChunkElems == 0) return launch_policy<Policy, true>(d, a, stream);
+  return launch_policy<ElementPolicy, false>(d, a, stream);
 }
 
 template <DType kType>
@@ -84,9 +85,10 @@ inline Status launch_type(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
   using T = kernel::Tiles<kType>;
   if (kernel::use_tap_reduce(d)) return launch_tap_reduce<typename T::TapReduce>(d, a, stream);
   switch (kernel::choose_tile(d.cout)) {
-    case kernel::TileId::kTiny: return launch_policy<typename T::Tiny>(d, a, stream);
-    case kernel::TileId::kNarrow: return launch_policy<typename T::Narrow>(d, a, stream);
-    case kernel::TileId::kWide: return launch_policy<typename T::Wide>(d, a, stream);
+    case kernel::TileId::kTiny: return launch_either<typename T::Tiny>(d, a, stream);
+    case kernel::TileId::kNarrow: return launch_either<typename T::Narrow>(d, a, stream);
+    case kernel::TileId::kWide:
+      return launch_either<typename T::Wide, typename T::WideElementwise>(d, a, stream);
   }
   return Status(StatusCode::kUnsupported, "no tile");
 }

@@ -41,10 +41,14 @@ using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
 using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
+using WideElementwiseShape = WideShape;  // no separate element-wise tile on AMD (unmeasurable)
+static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
+                  TapReduceShapeFp8::BM == TapReducePatchCdna::kPixels,
+              "the host tests check the AMD tap-reduce halo under this name");
 #else
 // VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST,MB} override the wide bf16 tile (with VAECONV_SWEEP_FP8 the wide
-// fp8 tile, with VAECONV_SWEEP_TR the bf16 tap-reduce tile) for a tuning sweep (bench/sweep.sh);
-// shipped builds never set them.
+// fp8 tile, with VAECONV_SWEEP_TR the bf16 tap-reduce tile, with VAECONV_SWEEP_EL the bf16 wide
+// element-wise tile) for a tuning sweep (bench/sweep.sh); the bf16 wide element-wise tile); shipped builds never set them.
 #if defined(VAECONV_SWEEP_BM)
 #if !defined(VAECONV_SWEEP_MB)
 #define VAECONV_SWEEP_MB 1
@@ -52,12 +56,20 @@ using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
 using SweepShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_BK, VAECONV_SWEEP_WM,
                              VAECONV_SWEEP_WN, VAECONV_SWEEP_ST, VAECONV_SWEEP_MB>;
 #endif
-#if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8) && !defined(VAECONV_SWEEP_TR)
+#if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8) && !defined(VAECONV_SWEEP_TR) && \
+    !defined(VAECONV_SWEEP_EL)
 using WideShape = SweepShape;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
 // three resident blocks per SM (168 registers) hide the mma.sync issue latency that two did not.
 using WideShape = TileShape<128, 96, 32, 2, 2, 4, 3>;
+#endif
+// The element-wise gather (Cin = 3: one K tile, synchronous loads) on the wide tile: stages and
+// a 96-column warp tile buy nothing there, resident blocks do (docs/perf-notes.md, session 3).
+#if defined(VAECONV_SWEEP_EL)
+using WideElementwiseShape = SweepShape;
+#else
+using WideElementwiseShape = WideShape;
 #endif
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 3>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
@@ -76,8 +88,12 @@ using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 using TapReduceShape = SweepShape;
 #else
 using TapReduceShape = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 3>;
+static_assert(TapReduceShape::BM == TapReducePatchNvidia::kPixels,
+              "the host tests check the NVIDIA tap-reduce halo under this name");
 #endif
 using TapReduceShapeFp8 = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 2>;
+static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
+              "the host tests check the NVIDIA tap-reduce halo under this name");
 #endif
 
 #if defined(VAECONV_GPU_COMPILER)
@@ -87,6 +103,7 @@ struct Tiles;
 template <>
 struct Tiles<DType::kBF16> {
   using Wide = TilePolicy<WideShape, Arch, Arch::AtomBf16>;
+  using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
   using TapReduce = TilePolicy<TapReduceShape, Arch, Arch::AtomBf16>;
@@ -94,6 +111,7 @@ struct Tiles<DType::kBF16> {
 template <>
 struct Tiles<DType::kFP8E4M3> {
   using Wide = TilePolicy<WideShapeFp8, Arch, Arch::AtomFp8>;
+  using WideElementwise = Wide;  // the fp8 wide tile serves both gathers
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
   using TapReduce = TilePolicy<TapReduceShapeFp8, Arch, Arch::AtomFp8>;
