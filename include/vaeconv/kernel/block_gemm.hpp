@@ -18,6 +18,7 @@
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
 
 namespace vaeconv::kernel {
@@ -140,5 +141,19 @@ VAECONV_UNROLL
     __syncthreads();  // the epilogue may reuse the pipeline's LDS
   }
 };
+
+// A kernel body's LDS: a fixed-size array where the target sizes LDS at compile time (AMD: the
+// size then shows in the compiler's resource report), dynamic shared memory elsewhere (tiles may
+// exceed 48 KiB; the launch passes Kernel::kSmemBytes).
+template <class Kernel, class Arch>
+VAECONV_DEVICE VAECONV_FORCE_INLINE void run_with_lds(const ConvParams& p) {
+  if constexpr (Arch::kStaticLds) {
+    __shared__ __attribute__((aligned(16))) char smem[Kernel::kSmemBytes];
+    Kernel::run(p, smem);
+  } else {
+    extern __shared__ __attribute__((aligned(16))) char smem_dynamic[];
+    Kernel::run(p, smem_dynamic);
+  }
+}
 
 }  // namespace vaeconv::kernel

@@ -94,15 +94,7 @@ VAECONV_UNROLL
 
 template <class Policy, class Geo, bool kVectorGather>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks) conv_kernel(ConvParams p) {
-  using Kernel = ConvKernel<Policy, Geo, kVectorGather>;
-  if constexpr (Policy::ArchT::kStaticLds) {
-    // A fixed-size array: the LDS size then shows in the compiler's resource report.
-    __shared__ __attribute__((aligned(16))) char smem[Kernel::kSmemBytes];
-    Kernel::run(p, smem);
-  } else {
-    extern __shared__ __attribute__((aligned(16))) char smem_dynamic[];
-    Kernel::run(p, smem_dynamic);
-  }
+  run_with_lds<ConvKernel<Policy, Geo, kVectorGather>, typename Policy::ArchT>(p);
 }
 
 }  // namespace vaeconv::kernel

@@ -123,14 +123,7 @@ VAECONV_UNROLL
 
 template <class Policy, class Patch>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks) tap_reduce_kernel(ConvParams p) {
-  using Kernel = TapReduceKernel<Policy, Patch>;
-  if constexpr (Policy::ArchT::kStaticLds) {
-    __shared__ __attribute__((aligned(16))) char smem[Kernel::kSmemBytes];
-    Kernel::run(p, smem);
-  } else {
-    extern __shared__ __attribute__((aligned(16))) char smem_dynamic[];
-    Kernel::run(p, smem_dynamic);
-  }
+  run_with_lds<TapReduceKernel<Policy, Patch>, typename Policy::ArchT>(p);
 }
 
 }  // namespace vaeconv::kernel

@@ -69,7 +69,7 @@ using WideShape = TileShape<128, 96, 32, 2, 2, 4, 3>;
 #if defined(VAECONV_SWEEP_EL)
 using WideElementwiseShape = SweepShape;
 #else
-using WideElementwiseShape = WideShape;
+using WideElementwiseShape = TileShape<64, 96, 32, 2, 2, 2, 4>;
 #endif
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 3>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
