@@ -21,6 +21,7 @@
 #include "vaeconv/core/numerics_fp8.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
+#include "vaeconv/kernel/epilogue_shape.hpp"
 
 namespace vaeconv::kernel {
 
@@ -33,22 +34,6 @@ VAECONV_DEVICE VAECONV_FORCE_INLINE void store_element(const ConvParams& p, int6
   if (p.y_fp8) static_cast<uint8_t*>(p.y)[off] = quantize_e4m3fn(v, y_scale);
   else static_cast<uint16_t*>(p.y)[off] = float_to_bf16(v);
 }
-
-template <class Policy>
-struct EpilogueShape {
-  static constexpr int kPadFloats = 4;
-  // The widest column slab (BN, BN/2, ...) whose fp32 staging fits the pipeline's LDS.
-  static constexpr int slab_cols() {
-    int cols = Policy::BN;
-    while (cols > 8 && Policy::BM * (cols + kPadFloats) * 4 > Policy::kPipelineBytes) cols /= 2;
-    return cols;
-  }
-  static constexpr int kSlabCols = slab_cols();
-  static constexpr int kSlabs = Policy::BN / kSlabCols;
-  static constexpr int kRowFloats = kSlabCols + kPadFloats;
-  static constexpr int kBytes = Policy::BM * kRowFloats * 4;
-  static_assert(Policy::BN % kSlabCols == 0, "slabs tile BN");
-};
 
 template <class Policy>
 struct Epilogue {

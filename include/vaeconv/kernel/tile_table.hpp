@@ -64,8 +64,10 @@ using WideShape = SweepShape;
 // three resident blocks per SM (168 registers) hide the mma.sync issue latency that two did not.
 using WideShape = TileShape<128, 96, 32, 2, 2, 4, 3>;
 #endif
-// The element-wise gather (Cin = 3: one K tile, synchronous loads) on the wide tile: stages and
-// a 96-column warp tile buy nothing there, resident blocks do (docs/perf-notes.md, session 3).
+// The element-wise gather (Cin = 3: one K tile, synchronous loads) of the wide tile. The session-3
+// sweep measured 64x96 (4 blocks/SM), 128x96 with 2 stages and the wide tile itself equal within
+// noise (250-258 us, docs/perf-notes.md); 64x96 is shipped because it does not spill (127
+// registers, against 40 bytes of spill for the wide tile's element-wise kernel).
 #if defined(VAECONV_SWEEP_EL)
 using WideElementwiseShape = SweepShape;
 #else

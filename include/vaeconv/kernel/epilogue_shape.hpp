@@ -1,0 +1,33 @@
+// vaeconv/kernel/epilogue_shape.hpp — how the epilogue stages a block tile's accumulators in LDS.
+//
+// The fp32 tile goes through LDS in column slabs (rows padded by 4 floats against bank conflicts):
+// the widest slab that fits the pipeline's LDS, so the epilogue needs no LDS of its own. Host code
+// (tests/host/test_epilogue_shape.cpp) checks the rule on the sizes alone.
+#pragma once
+
+namespace vaeconv::kernel {
+
+template <class Policy>
+struct EpilogueShape {
+  static constexpr int kPadFloats = 4;
+  // The widest column slab (BN, BN/2, ...) whose fp32 staging fits the pipeline's LDS, halved
+  // only while it stays whole atoms and whole 8-channel store chunks: an atom's columns must not
+  // straddle two slabs (Epilogue::run scatters whole atoms). When no such slab fits, the
+  // kernel's LDS grows to the slab's size (ConvKernel::kSmemBytes).
+  static constexpr int slab_cols() {
+    constexpr int kUnit = Policy::AtomT::kN > 8 ? Policy::AtomT::kN : 8;
+    int cols = Policy::BN;
+    while (cols % (2 * kUnit) == 0 && Policy::BM * (cols + kPadFloats) * 4 > Policy::kPipelineBytes)
+      cols /= 2;
+    return cols;
+  }
+  static constexpr int kSlabCols = slab_cols();
+  static constexpr int kSlabs = Policy::BN / kSlabCols;
+  static constexpr int kRowFloats = kSlabCols + kPadFloats;
+  static constexpr int kBytes = Policy::BM * kRowFloats * 4;
+  static_assert(Policy::BN % kSlabCols == 0, "slabs tile BN");
+  static_assert(kSlabCols % Policy::AtomT::kN == 0 && kSlabCols % 8 == 0,
+                "a slab holds whole atoms and whole store chunks");
+};
+
+}  // namespace vaeconv::kernel
