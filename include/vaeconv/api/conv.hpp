@@ -50,6 +50,8 @@ template <class Policy>
 inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using Patch = kernel::TapReduceHalo<Policy::BM>;
   using Kernel = kernel::TapReduceKernel<Policy, Patch>;
+  static_assert(Kernel::kMaxCout >= kernel::kTapReduceMaxCout,
+                "the tile holds the nine taps of every Cout that use_tap_reduce() sends to it");
   kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
   p.patch_cols = Patch::patches(p.wo, Patch::kOutCols);
   p.m_blocks = Patch::patches(p.ho, Patch::kOutRows) * p.patch_cols;

@@ -67,7 +67,8 @@ VAECONV_UNROLL
     char* la = stage_a(smem, s);
 VAECONV_UNROLL
     for (int i = 0; i < kRowsA; ++i)
-      Arch::template flush<Policy::kElemBytes>(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk));
+      Arch::template flush<Policy::kElemBytes>(sl, i,
+                                               la + Tile::offset(row0 + i * kRowStep, chunk));
   }
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void flush_b(Slot& sl, char* smem, int s, int row0,
                                                           int chunk) {
@@ -82,7 +83,8 @@ VAECONV_UNROLL
   // acc = sum over the k_tiles K tiles of A(block) * B(block)^T for this warp's warp tile at
   // (wm0, wn0). Leaves every copy retired and the LDS free (barrier passed) for the epilogue.
   template <class Issue, class Flush>
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
                                                       char* smem, int k_tiles, int wm0, int wn0,
                                                       int lane, Issue& issue, Flush& flush) {
     Slot slot[Policy::kStages - 1];

@@ -164,8 +164,10 @@ VAECONV_UNROLL
   // Byte offset of row i's 16-byte chunk from the block's input view (meaningful when valid).
   VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
     const int ih = (ih0[i] + tap.kh) / Geo::kUp, iw = (iw0[i] + tap.kw) / Geo::kUp;
-    const uint32_t e = uint32_t(it_rel0 + tap.kt) * uint32_t(p.in_st) + uint32_t(ih * p.in_sh) +
-                       uint32_t(iw * p.in_sw) + uint32_t(tap.c);
+    // Unsigned products: rows past the frame get offsets too (never read) and must not overflow.
+    const uint32_t e = uint32_t(it_rel0 + tap.kt) * uint32_t(p.in_st) +
+                       uint32_t(ih) * uint32_t(p.in_sh) + uint32_t(iw) * uint32_t(p.in_sw) +
+                       uint32_t(tap.c);
     return e * uint32_t(kElemBytes);
   }
 };
@@ -194,7 +196,8 @@ VAECONV_UNROLL
       const bool ok = g.k + e < p.k && unsigned(it) < unsigned(g.t_rel_end);
       tap[e] = ok ? t.kh * 3 + t.kw : kAbsent;
       rel[e] = uint32_t(it) * uint32_t(p.in_st) + uint32_t(t.c);
-      if constexpr (Geo::kUp == 1) rel[e] += uint32_t(t.kh * p.in_sh + t.kw * p.in_sw);
+      if constexpr (Geo::kUp == 1)
+        rel[e] += uint32_t(t.kh) * uint32_t(p.in_sh) + uint32_t(t.kw) * uint32_t(p.in_sw);
       ++t.c;
       t.carry(p.cin);
     }
@@ -204,7 +207,8 @@ VAECONV_UNROLL
   VAECONV_HD static uint32_t row_mask(const Gather& g, int i) {
     uint32_t cols = 0, mask = 0;
 VAECONV_UNROLL
-    for (int kw = 0; kw < 3; ++kw) cols |= uint32_t(unsigned(g.iw0[i] + kw) < unsigned(g.w_up)) << kw;
+    for (int kw = 0; kw < 3; ++kw)
+      cols |= uint32_t(unsigned(g.iw0[i] + kw) < unsigned(g.w_up)) << kw;
 VAECONV_UNROLL
     for (int kh = 0; kh < 3; ++kh)
       if (unsigned(g.ih0[i] + kh) < unsigned(g.h_up)) mask |= cols << (3 * kh);
@@ -215,10 +219,11 @@ VAECONV_UNROLL
   template <class Gather>
   VAECONV_HD uint32_t at(const ConvParams& p, const Gather& g, int i, int e) const {
     if constexpr (Geo::kUp == 1) {
-      return rel[e] + uint32_t(g.ih0[i] * p.in_sh) + uint32_t(g.iw0[i] * p.in_sw);
+      return rel[e] + uint32_t(g.ih0[i]) * uint32_t(p.in_sh) +
+             uint32_t(g.iw0[i]) * uint32_t(p.in_sw);
     } else {
-      return rel[e] + uint32_t(((g.ih0[i] + tap[e] / 3) / Geo::kUp) * p.in_sh) +
-             uint32_t(((g.iw0[i] + tap[e] % 3) / Geo::kUp) * p.in_sw);
+      return rel[e] + uint32_t((g.ih0[i] + tap[e] / 3) / Geo::kUp) * uint32_t(p.in_sh) +
+             uint32_t((g.iw0[i] + tap[e] % 3) / Geo::kUp) * uint32_t(p.in_sw);
     }
   }
 };

@@ -67,7 +67,8 @@ VAECONV_UNROLL
 VAECONV_UNROLL
           for (int e = 0; e < kChunkElems; ++e)  // fully unrolled: w[] stays in registers
             if (taps.valid(mask, e))
-              w[e / kPerWord] |= uint32_t(x[taps.at(p, ga, i, e)]) << (8 * kElemBytes * (e % kPerWord));
+              w[e / kPerWord] |= uint32_t(x[taps.at(p, ga, i, e)])
+                                 << (8 * kElemBytes * (e % kPerWord));
           Arch::template store_lds<kElemBytes>(la + Tile::offset(row0 + i * kRowStep, chunk),
                                                make_uint4(w[0], w[1], w[2], w[3]));
         }

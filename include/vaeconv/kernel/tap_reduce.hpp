@@ -7,7 +7,8 @@
 //   GEMM   P[q][s * Cout + co] = sum over (kt, c) of  x[it(kt)][q][c] * W[co][kt][s][c]
 //          q: a pixel of the block's input halo (M),  s = kh * 3 + kw: a spatial tap,
 //          N = 9 * Cout columns (<= BN),  K = (kt, c) = time taps x Cin
-//   reduce y[oh][ow][co] = sum over (kh, kw) of  P[halo pixel (oh + kh - 1, ow + kw - 1)][s * Cout + co]
+//   reduce y[oh][ow][co] = sum over (kh, kw) of
+//                           P[halo pixel (oh + kh - 1, ow + kw - 1)][s * Cout + co]
 //
 // A block owns an output patch of kOutRows x kOutCols pixels and the halo around it,
 // kHaloRows x kHaloCols = BM input pixels (one pixel of padding on each side). The GEMM is the
@@ -126,8 +127,12 @@ VAECONV_UNROLL
   VAECONV_HD bool slice_valid() const {
     return cur.k < k_end && unsigned(it_rel0 + cur.kt) < unsigned(t_rel_end);
   }
-  VAECONV_HD static int halo_ih(const PatchCoord& pc, int m) { return pc.oh0 - 1 + m / Patch::kHaloCols; }
-  VAECONV_HD static int halo_iw(const PatchCoord& pc, int m) { return pc.ow0 - 1 + m % Patch::kHaloCols; }
+  VAECONV_HD static int halo_ih(const PatchCoord& pc, int m) {
+    return pc.oh0 - 1 + m / Patch::kHaloCols;
+  }
+  VAECONV_HD static int halo_iw(const PatchCoord& pc, int m) {
+    return pc.ow0 - 1 + m % Patch::kHaloCols;
+  }
   VAECONV_HD static bool pixel_in_frame(const ConvParams& p, const PatchCoord& pc, int m) {
     return m < Patch::kPixels && unsigned(halo_ih(pc, m)) < unsigned(p.h) &&
            unsigned(halo_iw(pc, m)) < unsigned(p.w_);
@@ -138,7 +143,8 @@ VAECONV_UNROLL
   // Byte offset of row m's 16-byte chunk from the block's input view (meaningful when valid).
   VAECONV_HD uint32_t at(const ConvParams& p, const PatchCoord& pc, int m) const {
     const uint32_t e = uint32_t(it_rel0 + cur.kt) * uint32_t(p.in_st) +
-                       uint32_t(halo_ih(pc, m) * p.in_sh + halo_iw(pc, m) * p.in_sw) + uint32_t(cur.c);
+                       uint32_t(halo_ih(pc, m)) * uint32_t(p.in_sh) +
+                       uint32_t(halo_iw(pc, m)) * uint32_t(p.in_sw) + uint32_t(cur.c);
     return e * uint32_t(kElemBytes);
   }
 };

@@ -122,7 +122,8 @@ VAECONV_UNROLL
 };
 
 template <class Policy, class Patch>
-__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks) tap_reduce_kernel(ConvParams p) {
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
+    tap_reduce_kernel(ConvParams p) {
   run_with_lds<TapReduceKernel<Policy, Patch>, typename Policy::ArchT>(p);
 }
 

@@ -4,8 +4,8 @@
 // channel-rich layers (96 wide on NVIDIA: every VAE Cout is a multiple of 96), a narrow one for
 // Cout <= 32 (enc_conv_out), a tiny one for Cout <= 16, and the tap-reduce tile of the causal
 // Cout <= 3 layer (dec_conv_out; see tap_reduce.hpp). BK counts elements: a bf16 BK of 32 and an
-// fp8 BK of 64 are the same 64-byte LDS rows. LDS: the HIP configurations fit gfx942's 64 KiB, so one
-// binary serves gfx942 and gfx950.
+// fp8 BK of 64 are the same 64-byte LDS rows. LDS: the HIP configurations fit gfx942's 64 KiB,
+// so one binary serves gfx942 and gfx950.
 #pragma once
 #include <cstdint>
 
@@ -21,7 +21,7 @@ enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2 };
 
 // The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: BN = 32 GEMM columns = 9 taps x
 // up to 3 outputs, and BM = an input halo of 16-pixel rows around the output patch. NVIDIA: a
-// 16 x 16 halo (14 x 14 outputs; input read 1.31 times) in 3 stages of 18 KiB. AMD: an 8 x 16
+// 16 x 16 halo (14 x 14 outputs; input read 1.31 times) in 4 stages of 18 KiB. AMD: an 8 x 16
 // halo (6 x 14 outputs; 1.52 times) in 2 stages of 10 KiB, so that three workgroups fit gfx942's
 // 64 KiB of LDS (the 16 x 16 halo left one). The fp32 partials reuse the pipeline's LDS.
 template <int BM>
@@ -48,7 +48,7 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 #else
 // VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST,MB} override the wide bf16 tile (with VAECONV_SWEEP_FP8 the wide
 // fp8 tile, with VAECONV_SWEEP_TR the bf16 tap-reduce tile, with VAECONV_SWEEP_EL the bf16 wide
-// element-wise tile) for a tuning sweep (bench/sweep.sh); the bf16 wide element-wise tile); shipped builds never set them.
+// element-wise tile) for a tuning sweep (bench/sweep.sh); shipped builds never set them.
 #if defined(VAECONV_SWEEP_BM)
 #if !defined(VAECONV_SWEEP_MB)
 #define VAECONV_SWEEP_MB 1
@@ -85,7 +85,7 @@ using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 // Tap-reduce: memory-bound, so as many resident blocks as fit without spilling (ptxas: bf16 161
 // registers at 3 blocks/SM; e4m3 mma.sync needs operand conversions, so fp8 takes BK = 32 and
 // 2 blocks/SM at 196 registers), and 4 stages: the whole K of the T = 1 layer (Cin = 96) is in
-// flight at once (sweep of 2026-12-02 session 3: 85 µs against 94 with 3 stages, docs/perf-notes.md).
+// flight at once (session-3 sweep: 85 µs against 94 with 3 stages, docs/perf-notes.md).
 #if defined(VAECONV_SWEEP_TR)
 using TapReduceShape = SweepShape;
 #else
