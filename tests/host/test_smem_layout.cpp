@@ -84,5 +84,27 @@ TEST(SmemLayout, CopyWritesAreConflictFree) {
   }
 }
 
+// The tiles are Hopper's canonical K-major swizzled layouts, so a future wgmma atom
+// (docs/perf-notes.md, next step 1) can read them through a shared-memory descriptor as they are:
+// the 32-, 64- and 128-byte swizzle modes XOR byte-address bits [4, 4 + b) with bits [7, 7 + b),
+// b = 1, 2, 3, a pattern that repeats every 256 / 512 / 1024 bytes (8 rows of 32 / 64 / 128 bytes).
+template <int Chunks>
+void check_canonical_swizzle(int bits) {
+  for (int row = 0; row < 64; ++row)
+    for (int chunk = 0; chunk < Chunks; ++chunk) {
+      const unsigned logical = unsigned(row * Chunks * 16 + chunk * 16);
+      const unsigned mask = (1u << bits) - 1u;
+      const unsigned canonical = logical ^ (((logical >> 7) & mask) << 4);
+      ASSERT_EQ(unsigned(SwizzledTile<Chunks>::offset(row, chunk)), canonical)
+          << Chunks << " chunks, row " << row << ", chunk " << chunk;
+    }
+}
+
+TEST(SmemLayout, TilesAreTheCanonicalSwizzleModes) {
+  check_canonical_swizzle<2>(1);  // 32-byte rows: the 32-byte swizzle
+  check_canonical_swizzle<4>(2);  // 64-byte rows (bf16 BK 32, fp8 BK 64): the 64-byte swizzle
+  check_canonical_swizzle<8>(3);  // 128-byte rows: the 128-byte swizzle
+}
+
 }  // namespace
 }  // namespace vaeconv::kernel
