@@ -84,9 +84,8 @@ VAECONV_UNROLL
   // (wm0, wn0). Leaves every copy retired and the LDS free (barrier passed) for the epilogue.
   template <class Issue, class Flush>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(
-      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
-                                                      char* smem, int k_tiles, int wm0, int wn0,
-                                                      int lane, Issue& issue, Flush& flush) {
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int k_tiles, int wm0, int wn0,
+      int lane, Issue& issue, Flush& flush) {
     Slot slot[Policy::kStages - 1];
 VAECONV_UNROLL
     for (int i = 0; i < Policy::kAtomsM; ++i)

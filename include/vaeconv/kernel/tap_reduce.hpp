@@ -71,16 +71,14 @@ struct SliceCursor {
     kt = k0 / cin;
     c = k0 - kt * cin;
   }
-  // Moves by bk; true when the cursor stayed inside its time tap.
-  VAECONV_HD bool step(int bk, int cin) {
+  // Moves by bk, carrying whole channel runs into the time tap.
+  VAECONV_HD void step(int bk, int cin) {
     k += bk;
     c += bk;
-    if (c < cin) return true;
     while (c >= cin) {
       c -= cin;
       ++kt;
     }
-    return false;
   }
 };
 
