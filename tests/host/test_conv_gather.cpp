@@ -36,11 +36,27 @@ Expected expected(const ConvDesc& d, const PackedWeightsInfo& w, int64_t n, int6
   return {true, n * s.n + it * s.t + ih * s.h + iw * s.w + c};
 }
 
-template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes = 2>
-void check_gather(ConvDesc d) {
-  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
-  constexpr int kChunkElems = 16 / kElemBytes;
-  constexpr int kChunks = BK / kChunkElems, kRowStep = kThreads / kChunks, kRows = BM / kRowStep;
+// The copy roles of a block tile: kThreads threads, each one 16-byte chunk column of kRows rows.
+template <int BM, int BK, int kThreads, int kElemBytes>
+struct Roles {
+  static constexpr int kChunkElems = 16 / kElemBytes;
+  static constexpr int kChunks = BK / kChunkElems, kRowStep = kThreads / kChunks;
+  static constexpr int kRows = BM / kRowStep;
+};
+
+// One position of the walk below: block (bx, by), thread tid's copy role, K tile kt.
+struct Visit {
+  int bx, by, tid, row0, chunk, kt;
+  BlockCoord b;
+  int64_t base;  // element offset of the block's input view
+};
+
+// Walks d as the kernel does — every block, every thread's ConvGather, every K tile — and calls
+// check(p, w, visit, gather) at each K tile before the gather advances; stops at the first fatal
+// failure.
+template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, class Check>
+void walk_gathers(const ConvDesc& d, Check&& check) {
+  using R = Roles<BM, BK, kThreads, kElemBytes>;
   PackedWeightsInfo w;
   ASSERT_TRUE(packed_info_for(d, &w).ok());
   ConvArgs a;
@@ -48,41 +64,52 @@ void check_gather(ConvDesc d) {
   const ConvParams p = make_params(d, a, BM, BN);
   ASSERT_EQ(p.frame_pixels, d.out_h() * d.out_w());
   const int k_tiles = (p.k + BK - 1) / BK;
-  int64_t checked = 0, valid_seen = 0;
   for (int by = 0; by < d.n * d.out_t(); ++by)
     for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
       const BlockCoord b = kernel::block_coord(p, bx, by, BM, BN);
       const int64_t base = kernel::input_view_offset(p, b);
       for (int tid = 0; tid < kThreads; ++tid) {
-        const int chunk = tid % kChunks, row0 = tid / kChunks;
-        kernel::ConvGather<Geo, kRows, kRowStep, BK, kElemBytes> g;
+        const int chunk = tid % R::kChunks, row0 = tid / R::kChunks;
+        kernel::ConvGather<Geo, R::kRows, R::kRowStep, BK, kElemBytes> g;
         g.init(p, b, row0, chunk);
         for (int kt = 0; kt < k_tiles; ++kt) {
-          for (int i = 0; i < kRows; ++i) {
-            const int m = b.m0 + row0 + i * kRowStep;
-            const int64_t k = int64_t(kt) * BK + chunk * kChunkElems;
-            Expected e{false, 0};
-            if (m < p.frame_pixels) e = expected(d, w, b.n, b.ot, m / p.wo, m % p.wo, k);
-            ASSERT_EQ(g.exists(i), g.valid(p, i)) << "cached validity after advance";
-            if (e.valid) {
-              ASSERT_EQ(g.offset(i), g.at(p, i)) << "cached offset after advance";
-            }
-            ASSERT_EQ(g.valid(p, i), e.valid)
-                << d.to_string() << " block " << bx << "," << by << " tid " << tid << " row " << i
-                << " k " << k;
-            if (e.valid) {
-              ASSERT_EQ(g.at(p, i) % 16, 0u) << "16-byte chunks stay aligned";
-              ASSERT_EQ(base + g.at(p, i) / kElemBytes, e.offset)
-                  << d.to_string() << " m " << m << " k " << k;
-              ASSERT_LT(g.at(p, i), p.x_view_bytes) << "offset inside the frame's view";
-              ++valid_seen;
-            }
-            ++checked;
-          }
+          check(p, w, Visit{bx, by, tid, row0, chunk, kt, b, base}, g);
+          if (::testing::Test::HasFatalFailure()) return;
           g.advance(p);
         }
       }
     }
+}
+
+template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes = 2>
+void check_gather(ConvDesc d) {
+  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+  using R = Roles<BM, BK, kThreads, kElemBytes>;
+  int64_t checked = 0, valid_seen = 0;
+  walk_gathers<Geo, BM, BN, BK, kThreads, kElemBytes>(
+      d, [&](const ConvParams& p, const PackedWeightsInfo& w, const Visit& v, const auto& g) {
+        for (int i = 0; i < R::kRows; ++i) {
+          const int m = v.b.m0 + v.row0 + i * R::kRowStep;
+          const int64_t k = int64_t(v.kt) * BK + v.chunk * R::kChunkElems;
+          Expected e{false, 0};
+          if (m < p.frame_pixels) e = expected(d, w, v.b.n, v.b.ot, m / p.wo, m % p.wo, k);
+          ASSERT_EQ(g.exists(i), g.valid(p, i)) << "cached validity after advance";
+          if (e.valid) {
+            ASSERT_EQ(g.offset(i), g.at(p, i)) << "cached offset after advance";
+          }
+          ASSERT_EQ(g.valid(p, i), e.valid)
+              << d.to_string() << " block " << v.bx << "," << v.by << " tid " << v.tid << " row "
+              << i << " k " << k;
+          if (e.valid) {
+            ASSERT_EQ(g.at(p, i) % 16, 0u) << "16-byte chunks stay aligned";
+            ASSERT_EQ(v.base + g.at(p, i) / kElemBytes, e.offset)
+                << d.to_string() << " m " << m << " k " << k;
+            ASSERT_LT(g.at(p, i), p.x_view_bytes) << "offset inside the frame's view";
+            ++valid_seen;
+          }
+          ++checked;
+        }
+      });
   EXPECT_GT(valid_seen, 0);
   EXPECT_GT(checked, valid_seen) << "borders must produce padding taps";
 }
@@ -135,46 +162,30 @@ TEST(ConvGather, StridedInput) {
 template <class Geo, int BM, int BK, int kThreads, int kElemBytes = 2>
 void check_element_gather(ConvDesc d) {
   if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
-  constexpr int kChunkElems = 16 / kElemBytes;
-  constexpr int kChunks = BK / kChunkElems, kRowStep = kThreads / kChunks, kRows = BM / kRowStep;
-  ASSERT_NE(d.cin % kChunkElems, 0) << "a case for the element-wise gather";
-  PackedWeightsInfo w;
-  ASSERT_TRUE(packed_info_for(d, &w).ok());
-  ConvArgs a;
-  a.weights.info = w;
-  const ConvParams p = make_params(d, a, BM, 32);
-  const int k_tiles = (p.k + BK - 1) / BK;
+  using R = Roles<BM, BK, kThreads, kElemBytes>;
+  ASSERT_NE(d.cin % R::kChunkElems, 0) << "a case for the element-wise gather";
   int64_t valid_seen = 0, checked = 0;
-  for (int by = 0; by < d.n * d.out_t(); ++by)
-    for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
-      const BlockCoord b = kernel::block_coord(p, bx, by, BM, 32);
-      const int64_t base = kernel::input_view_offset(p, b);
-      for (int tid = 0; tid < kThreads; ++tid) {
-        const int chunk = tid % kChunks, row0 = tid / kChunks;
-        kernel::ConvGather<Geo, kRows, kRowStep, BK, kElemBytes> g;
-        g.init(p, b, row0, chunk);
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          kernel::ChunkTaps<Geo, kChunkElems> taps;
-          taps.locate(p, g);
-          for (int i = 0; i < kRows; ++i)
-            for (int e = 0; e < kChunkElems; ++e) {
-              const int m = b.m0 + row0 + i * kRowStep;
-              const int64_t k = int64_t(kt) * BK + chunk * kChunkElems + e;
-              Expected x{false, 0};
-              if (m < p.frame_pixels) x = expected(d, w, b.n, b.ot, m / p.wo, m % p.wo, k);
-              ASSERT_EQ(taps.valid(taps.row_mask(g, i), e), x.valid)
+  walk_gathers<Geo, BM, 32, BK, kThreads, kElemBytes>(
+      d, [&](const ConvParams& p, const PackedWeightsInfo& w, const Visit& v, const auto& g) {
+        kernel::ChunkTaps<Geo, R::kChunkElems> taps;
+        taps.locate(p, g);
+        for (int i = 0; i < R::kRows; ++i)
+          for (int e = 0; e < R::kChunkElems; ++e) {
+            const int m = v.b.m0 + v.row0 + i * R::kRowStep;
+            const int64_t k = int64_t(v.kt) * BK + v.chunk * R::kChunkElems + e;
+            Expected x{false, 0};
+            if (m < p.frame_pixels) x = expected(d, w, v.b.n, v.b.ot, m / p.wo, m % p.wo, k);
+            ASSERT_EQ(taps.valid(taps.row_mask(g, i), e), x.valid)
+                << d.to_string() << " m " << m << " k " << k;
+            if (x.valid) {
+              ASSERT_EQ(v.base + taps.at(p, g, i, e), x.offset)
                   << d.to_string() << " m " << m << " k " << k;
-              if (x.valid) {
-                ASSERT_EQ(base + taps.at(p, g, i, e), x.offset) << d.to_string() << " m " << m << " k " << k;
-                ASSERT_LT(taps.at(p, g, i, e) * uint32_t(kElemBytes), p.x_view_bytes);
-                ++valid_seen;
-              }
-              ++checked;
+              ASSERT_LT(taps.at(p, g, i, e) * uint32_t(kElemBytes), p.x_view_bytes);
+              ++valid_seen;
             }
-          g.advance(p);
-        }
-      }
-    }
+            ++checked;
+          }
+      });
   EXPECT_GT(valid_seen, 0);
   EXPECT_GT(checked, valid_seen) << "borders must produce padding taps";
 }
