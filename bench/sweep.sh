@@ -8,7 +8,8 @@
 # .ca (cached in L1 as well as L2) instead of .cg; flag "fp8" makes the candidate the wide FP8 tile
 # instead of the wide BF16 one (BK in fp8 elements); flag "tr" makes it the BF16 tap-reduce tile
 # (BN = 32; the halo is BM / 16 rows of 16 pixels); flag "el" the BF16 wide element-wise tile
-# (Cin not a multiple of 8: enc_conv_in).
+# (Cin not a multiple of 8: enc_conv_in); flag "mma" builds the wide tiles on mma.sync instead of
+# wgmma (then warpsM/warpsN count warps; with wgmma they count warpgroups).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CANDIDATES=(${VAECONV_SWEEP:-"128,96,32,2,2,4,mb3" "192,96,32,2,2,4" "128,128,32,2,2,4" "96,96,32,2,2,4,mb4" "192,96,64,2,2,4,fp8" "128,96,64,2,2,4,fp8"})
@@ -26,12 +27,13 @@ case "${1:-}" in
           fp8) flags+=" -DVAECONV_SWEEP_FP8=1" ;;
           tr) flags+=" -DVAECONV_SWEEP_TR=1" ;;
           el) flags+=" -DVAECONV_SWEEP_EL=1" ;;
+          mma) flags+=" -DVAECONV_SWEEP_MMA=1" ;;
           mb*) flags+=" -DVAECONV_SWEEP_MB=${f#mb}" ;;
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac
       done
       cmake -S . -B "build/sweep-$i" -DVAECONV_BACKEND=CUDA -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
+        -DCMAKE_CUDA_ARCHITECTURES=90a-real -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
         -DVAECONV_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" >/dev/null
       cmake --build "build/sweep-$i" --target vaeconv_bench -j "$(nproc)" >"build/sweep-$i.log" 2>&1 || { tail -20 "build/sweep-$i.log" >&2; exit 1; }
       echo "$c" > "build/sweep-$i/candidate.txt"

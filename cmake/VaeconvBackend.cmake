@@ -9,9 +9,20 @@ if(VAECONV_BACKEND STREQUAL "HIP")
   find_package(hip CONFIG QUIET)   # hip::host for host-only targets that call the runtime
 elseif(VAECONV_BACKEND STREQUAL "CUDA")
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    set(CMAKE_CUDA_ARCHITECTURES "90" CACHE STRING "NVIDIA targets")
+    set(CMAKE_CUDA_ARCHITECTURES "90a-real" CACHE STRING "NVIDIA targets")
   endif()
   enable_language(CUDA)
+  # The warpgroup atom (wgmma) exists only on sm_90a. Every device pass must agree with the host
+  # pass on which tiles exist, so the atom is chosen for the whole build: when every listed
+  # architecture is 90a. Any other list (e.g. "90" or "80;90a") builds the mma.sync atoms.
+  set(VAECONV_NVIDIA_WGMMA ON)
+  foreach(arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
+    if(NOT arch MATCHES "^90a(-real|-virtual)?$")
+      set(VAECONV_NVIDIA_WGMMA OFF)
+    endif()
+  endforeach()
+  message(STATUS "vaeconv: CUDA architectures ${CMAKE_CUDA_ARCHITECTURES}, "
+                 "wgmma atom ${VAECONV_NVIDIA_WGMMA}")
   set(CMAKE_CUDA_STANDARD 17)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   set(VAECONV_GPU_LANG CUDA)

@@ -2,8 +2,9 @@
 //
 // The architecture layer is the only target-specific code in vaeconv. It answers three things,
 // with the same names on every target (see cdna.hpp for the AMD half):
-//   * kWaveSize                       lanes that execute one matrix atom together;
-//   * AtomBf16                        a matrix atom: LDS -> fragments -> C += A*B, with its Layout;
+//   * kWaveSize                       lanes of one warp/wave;
+//   * AtomBf16                        a matrix atom: LDS -> fragments -> C += A*B, with its Layout
+//                                     (sm_90a adds warpgroup atoms that read LDS themselves);
 //   * GlobalView / Copy               a 16-byte global -> LDS copy that writes zeros when the
 //                                     source is out of bounds (padding taps, tile tails).
 // Everything else (gather, pipeline, epilogue, dispatch) is shared code.
@@ -11,6 +12,7 @@
 #include <cstdint>
 
 #include "vaeconv/arch/fragment_layouts.hpp"
+#include "vaeconv/arch/nvidia_wgmma.hpp"
 #include "vaeconv/arch/runtime.hpp"  // uint4, threadIdx, the CUDA builtins
 #include "vaeconv/core/config.hpp"
 
@@ -157,6 +159,12 @@ struct Nvidia {
     }
   };
   using AtomFp8Narrow = AtomFp8;
+
+  // --- Warpgroup atoms (sm_90a): m64 x N, both operands read from LDS (nvidia_wgmma.hpp) -------
+  template <int N>
+  using AtomWgmmaBf16 = WgmmaAtom<N, false>;
+  template <int N>
+  using AtomWgmmaFp8 = WgmmaAtom<N, true>;
 };
 
 }  // namespace vaeconv::arch

@@ -10,11 +10,18 @@
 // retires it); on AMD it is a buffer load into registers that flush() writes to LDS just before
 // the barrier of the iteration that needs it.
 //
+// The math on a stage is one of two kinds, chosen by the atom: fragment atoms (mma.sync, MFMA)
+// load each lane's operands from LDS into registers and multiply; LDS atoms (wgmma, sm_90a) are
+// handed the stage's addresses and run asynchronously, one committed batch per K tile, with the
+// tile before it still allowed in flight (kInFlight below).
+//
 // Loader contract (two callables, each force-inlined):
 //   issue(s, slot)  start the copy of the loaders' current K tile into buffer s (staging registers
 //                   `slot` where the target needs them), Arch::commit(), then advance one K tile;
 //   flush(s, slot)  write what issue() staged in `slot` to buffer s (empty on cp.async targets).
 #pragma once
+
+#include <cstdint>
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
@@ -80,79 +87,177 @@ VAECONV_UNROLL
                                                  lb + Tile::offset(row0 + i * kRowStep, chunk));
   }
 
+  // Atom groups of an asynchronous atom (wgmma) keep one K tile's batch in flight while the next
+  // tile's barrier passes, so the copy refills the buffer of tile kt - 2 instead of kt - 1:
+  // kAhead tiles are in flight ahead of the one computed, and kAhead + kInFlight + 1 = kStages.
+  // A promoting atom (fp8 wgmma) waits for each batch instead: its partial sum is added into the
+  // fp32 accumulators before the next batch reuses its registers.
+  static constexpr bool kPromote = Policy::kPromoteEachTile;
+  static constexpr int kInFlight = Policy::kAtomReadsLds && !kPromote ? 1 : 0;
+  static constexpr int kAhead = Policy::kStages - 1 - kInFlight;
+  static_assert(kAhead >= 1, "an asynchronous atom needs at least 3 stages");
+  static_assert(Policy::kAtomReadsLds || !kPromote, "promotion is for LDS atoms");
+
   // acc = sum over the k_tiles K tiles of A(block) * B(block)^T for this warp's warp tile at
   // (wm0, wn0). Leaves every copy retired and the LDS free (barrier passed) for the epilogue.
   template <class Issue, class Flush>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int k_tiles, int wm0, int wn0,
       int lane, Issue& issue, Flush& flush) {
-    Slot slot[Policy::kStages - 1];
-VAECONV_UNROLL
-    for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-      for (int j = 0; j < Policy::kAtomsN; ++j)
-VAECONV_UNROLL
-        for (int r = 0; r < Layout::kCElems; ++r) acc[i][j].v[r] = 0.f;
+    Slot slot[kAhead];
+    // A promoting atom's per-tile partial sums (a single unused atom otherwise).
+    FragC part[kPromote ? Policy::kAtomsM : 1][kPromote ? Policy::kAtomsN : 1];
+    zero(acc);
+    if constexpr (kPromote) zero(part);
 
-    // Prologue: tiles 0 .. kStages-2 in flight.
+    // Prologue: tiles 0 .. kAhead-1 in flight.
 VAECONV_UNROLL
-    for (int s = 0; s < Policy::kStages - 1; ++s) {
+    for (int s = 0; s < kAhead; ++s) {
       if (s < k_tiles) issue(s, slot[s]);
       else Arch::commit();  // keep the group count uniform for wait<>
     }
 
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int s = kt % Policy::kStages;
-      Arch::template wait<Policy::kStages - 2>();
-      flush(s, slot[kt % (Policy::kStages - 1)]);
+      Arch::template wait<kAhead - 1>();
+      flush(s, slot[kt % kAhead]);
+      if constexpr (Policy::kAtomReadsLds) {
+        Atom::publish_lds();  // this thread's writes to stage s, visible to the tensor cores
+        // Retires tile kt - 1 - kInFlight: its buffer may refill after the barrier.
+        Atom::template wait_batches<kInFlight>();
+        if constexpr (kPromote)
+          if (kt > 0) promote(acc, part);
+      }
       __syncthreads();
-      // Buffer (kt - 1) % kStages was last read before this barrier: refill it.
-      const int next = kt + Policy::kStages - 1;
-      if (next < k_tiles) issue(next % Policy::kStages, slot[next % (Policy::kStages - 1)]);
+      // Buffer (kt - 1 - kInFlight) % kStages was last read before this barrier: refill it.
+      const int next = kt + kAhead;
+      if (next < k_tiles) issue(next % Policy::kStages, slot[next % kAhead]);
       else Arch::commit();
 
-      const char* la = stage_a(smem, s);
-      const char* lb = stage_b(smem, s);
-VAECONV_UNROLL
-      for (int ka = 0; ka < Policy::kAtomsK; ++ka) {
-        constexpr int kChunksPerAtomK = Atom::kK / Policy::kChunkElems;
-        typename Atom::FragA fa[Policy::kAtomsM];
-        typename Atom::FragB fb[Policy::kAtomsN];
-VAECONV_UNROLL
-        for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-          for (int part = 0; part < Layout::kLdsChunks; ++part)
-            Atom::load_a(fa[i], part,
-                         la + Tile::offset(wm0 + i * Atom::kM + Layout::a_lds_row(lane),
-                                           ka * kChunksPerAtomK + Layout::a_lds_chunk(lane, part)));
-VAECONV_UNROLL
-        for (int j = 0; j < Policy::kAtomsN; ++j)
-VAECONV_UNROLL
-          for (int part = 0; part < Layout::kLdsChunks; ++part)
-            Atom::load_b(fb[j], part,
-                         lb + Tile::offset(wn0 + j * Atom::kN + Layout::b_lds_row(lane),
-                                           ka * kChunksPerAtomK + Layout::b_lds_chunk(lane, part)));
-VAECONV_UNROLL
-        for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-          for (int j = 0; j < Policy::kAtomsN; ++j) Atom::mma(acc[i][j], fa[i], fb[j]);
+      if constexpr (Policy::kAtomReadsLds) {
+        if constexpr (kPromote) mma_stage_from_lds(part, smem, s, wm0, wn0, 0);
+        else mma_stage_from_lds(acc, smem, s, wm0, wn0, 1);
+      } else {
+        mma_stage_fragments(acc, smem, s, wm0, wn0, lane);
       }
     }
     Arch::template wait<0>();
+    if constexpr (Policy::kAtomReadsLds) {
+      Atom::template wait_batches<0>();
+      fence_all(acc);
+      if constexpr (kPromote)
+        if (k_tiles > 0) promote(acc, part);
+    }
     __syncthreads();  // the epilogue may reuse the pipeline's LDS
+  }
+
+ private:
+  // Fragment atoms (mma.sync, MFMA): each lane loads its A and B fragments from stage s.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void mma_stage_fragments(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int s, int wm0, int wn0,
+      int lane) {
+    const char* la = stage_a(smem, s);
+    const char* lb = stage_b(smem, s);
+VAECONV_UNROLL
+    for (int ka = 0; ka < Policy::kAtomsK; ++ka) {
+      constexpr int kChunksPerAtomK = Atom::kK / Policy::kChunkElems;
+      typename Atom::FragA fa[Policy::kAtomsM];
+      typename Atom::FragB fb[Policy::kAtomsN];
+VAECONV_UNROLL
+      for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+        for (int part = 0; part < Layout::kLdsChunks; ++part)
+          Atom::load_a(fa[i], part,
+                       la + Tile::offset(wm0 + i * Atom::kM + Layout::a_lds_row(lane),
+                                         ka * kChunksPerAtomK + Layout::a_lds_chunk(lane, part)));
+VAECONV_UNROLL
+      for (int j = 0; j < Policy::kAtomsN; ++j)
+VAECONV_UNROLL
+        for (int part = 0; part < Layout::kLdsChunks; ++part)
+          Atom::load_b(fb[j], part,
+                       lb + Tile::offset(wn0 + j * Atom::kN + Layout::b_lds_row(lane),
+                                         ka * kChunksPerAtomK + Layout::b_lds_chunk(lane, part)));
+VAECONV_UNROLL
+      for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+        for (int j = 0; j < Policy::kAtomsN; ++j) Atom::mma(acc[i][j], fa[i], fb[j]);
+    }
+  }
+
+  // LDS atoms (wgmma): one batch per K tile, committed and left in flight. Each instruction is
+  // handed the shared addresses of its operand blocks: rows wm0 + 64i (A) and wn0 + N j (B), K
+  // chunk 2 ka — whole swizzle repeats, so Tile::offset is the unswizzled address there. The
+  // first K step adds into acc (first_scale 1) or overwrites it (0: a promoted partial sum).
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void mma_stage_from_lds(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int s, int wm0, int wn0,
+      int first_scale) {
+    constexpr int kRowBytes = Tile::kChunks * 16;
+    constexpr int kRepeat = 8 * kRowBytes;
+    static_assert(Policy::kTileBytesA % kRepeat == 0 && Policy::kStageBytes % kRepeat == 0 &&
+                      Atom::kM % 8 == 0 && Atom::kN % 8 == 0,
+                  "every operand block starts on a swizzle repeat");
+    constexpr int kChunksPerAtomK = Atom::kK / Policy::kChunkElems;
+    const uint32_t la = Arch::smem_u32(stage_a(smem, s));
+    const uint32_t lb = Arch::smem_u32(stage_b(smem, s));
+    fence_all(acc);
+    Atom::begin_batch();
+VAECONV_UNROLL
+    for (int ka = 0; ka < Policy::kAtomsK; ++ka)
+VAECONV_UNROLL
+      for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+        for (int j = 0; j < Policy::kAtomsN; ++j)
+          Atom::template mma<kRowBytes>(
+              acc[i][j], la + Tile::offset(wm0 + i * Atom::kM, ka * kChunksPerAtomK),
+              lb + Tile::offset(wn0 + j * Atom::kN, ka * kChunksPerAtomK),
+              ka == 0 ? first_scale : 1);
+    Atom::commit_batch();
+  }
+
+  // acc += part, after the batch that wrote part has been waited for.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void promote(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
+      FragC (&part)[Policy::kAtomsM][Policy::kAtomsN]) {
+    fence_all(part);
+VAECONV_UNROLL
+    for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < Policy::kAtomsN; ++j)
+VAECONV_UNROLL
+        for (int r = 0; r < Layout::kCElems; ++r) acc[i][j].v[r] += part[i][j].v[r];
+  }
+
+  template <int M, int N>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void zero(FragC (&f)[M][N]) {
+VAECONV_UNROLL
+    for (int i = 0; i < M; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < N; ++j)
+VAECONV_UNROLL
+        for (int r = 0; r < Layout::kCElems; ++r) f[i][j].v[r] = 0.f;
+  }
+
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void fence_all(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN]) {
+VAECONV_UNROLL
+    for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < Policy::kAtomsN; ++j) Atom::fence_operands(acc[i][j]);
   }
 };
 
 // A kernel body's LDS: a fixed-size array where the target sizes LDS at compile time (AMD: the
 // size then shows in the compiler's resource report), dynamic shared memory elsewhere (tiles may
-// exceed 48 KiB; the launch passes Kernel::kSmemBytes).
+// exceed 48 KiB; the launch passes Kernel::kSmemBytes). The dynamic array is aligned to 1 KiB,
+// the largest swizzle repeat: a wgmma descriptor's swizzle is a function of the absolute shared
+// address. (AMD has no such atom: its static LDS keeps 16-byte alignment.)
 template <class Kernel, class Arch>
 VAECONV_DEVICE VAECONV_FORCE_INLINE void run_with_lds(const ConvParams& p) {
   if constexpr (Arch::kStaticLds) {
     __shared__ __attribute__((aligned(16))) char smem[Kernel::kSmemBytes];
     Kernel::run(p, smem);
   } else {
-    extern __shared__ __attribute__((aligned(16))) char smem_dynamic[];
+    extern __shared__ __attribute__((aligned(1024))) char smem_dynamic[];
     Kernel::run(p, smem_dynamic);
   }
 }

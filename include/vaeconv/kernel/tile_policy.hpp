@@ -1,8 +1,10 @@
 // vaeconv/kernel/tile_policy.hpp — the tile vocabulary of the conv kernel.
 //
 //   block tile  BM x BN x BK   one workgroup: BM output pixels x BN output channels, K in steps of BK
-//   warp tile   WTM x WTN      one wave/warp: (BM / kWarpsM) x (BN / kWarpsN)
+//   warp tile   WTM x WTN      one atom group: (BM / kWarpsM) x (BN / kWarpsN)
 //   atom        kM x kN x kK   one matrix instruction (arch layer), repeated kAtomsM x kAtomsN
+//   atom group  kWaveSize      the threads that execute one atom: a wave (AMD, 64), a warp
+//                              (mma.sync, 32) or a warpgroup (wgmma, 128); "warp" below means it
 //   stages      kStages        LDS buffers of the K pipeline (2 = double buffering)
 //   chunk       16 bytes       the unit of every copy and LDS read: 8 bf16 or 16 fp8 along K
 //   min blocks  kMinBlocks     resident blocks per SM/CU the register budget must allow
@@ -12,8 +14,22 @@
 // A TilePolicy is a compile-time value; the shipped configurations are the few listed in
 // kernel/tile_table.hpp, not a zoo.
 #pragma once
+#include <type_traits>
 
 namespace vaeconv::kernel {
+
+// Atoms that read their operands from LDS themselves and run asynchronously (wgmma) say so with
+// kOperandsFromLds; every other atom loads register fragments (block_gemm.hpp runs both).
+template <class Atom, class = void>
+struct AtomReadsLds : std::false_type {};
+template <class Atom>
+struct AtomReadsLds<Atom, std::enable_if_t<Atom::kOperandsFromLds>> : std::true_type {};
+// ... and, when their accumulation is not fp32-exact, that each K tile's batch must be added into
+// the fp32 accumulators separately (kPromoteEachTile: e4m3 wgmma).
+template <class Atom, class = void>
+struct AtomPromotesEachTile : std::false_type {};
+template <class Atom>
+struct AtomPromotesEachTile<Atom, std::enable_if_t<Atom::kPromoteEachTile>> : std::true_type {};
 
 // MinBlocks: the blocks per SM/CU the compiler must leave registers for (__launch_bounds__'s
 // second argument). The mma.sync atom's fixed issue latency needs several warps per scheduler to
@@ -34,7 +50,10 @@ template <class Shape, class Arch, class Atom>
 struct TilePolicy : Shape {
   using ArchT = Arch;
   using AtomT = Atom;
-  static constexpr int kWaveSize = Arch::kWaveSize;
+  static constexpr int kWaveSize = Atom::Layout::kLanes;  // threads of one atom group
+  static_assert(kWaveSize % Arch::kWaveSize == 0, "an atom group is whole waves");
+  static constexpr bool kAtomReadsLds = AtomReadsLds<Atom>::value;
+  static constexpr bool kPromoteEachTile = AtomPromotesEachTile<Atom>::value;
   static constexpr int kElemBytes = Atom::Layout::kElemBytes;   // 2 (bf16) or 1 (fp8)
   static constexpr int kChunkElems = 16 / kElemBytes;           // elements per 16-byte chunk
   static constexpr int kChunksK = Shape::BK / kChunkElems;      // chunks per LDS row

@@ -42,6 +42,7 @@ using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cd
 using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
 using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
 using WideElementwiseShape = WideShape;  // no separate element-wise tile on AMD (unmeasurable)
+using WideElementwiseShapeFp8 = WideShapeFp8;
 static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
                   TapReduceShapeFp8::BM == TapReducePatchCdna::kPixels,
               "the host tests check the AMD tap-reduce halo under this name");
@@ -56,9 +57,19 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 using SweepShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_BK, VAECONV_SWEEP_WM,
                              VAECONV_SWEEP_WN, VAECONV_SWEEP_ST, VAECONV_SWEEP_MB>;
 #endif
+// The wide tiles' atom: on sm_90a (VAECONV_NVIDIA_WGMMA, set by CMake) the warpgroup atom, one
+// m64 x 96 wgmma per warpgroup and K step, so "warps" in these shapes are warpgroups; elsewhere
+// (or with the sweep flag VAECONV_SWEEP_MMA) two m16n8 mma.sync per m16n16 atom.
+#if defined(VAECONV_NVIDIA_WGMMA) && !defined(VAECONV_SWEEP_MMA)
+#define VAECONV_WIDE_WGMMA 1
+#endif
 #if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8) && !defined(VAECONV_SWEEP_TR) && \
     !defined(VAECONV_SWEEP_EL)
 using WideShape = SweepShape;
+#elif defined(VAECONV_WIDE_WGMMA)
+// Session-4 sweep (docs/perf-notes.md): two warpgroups of 64 x 96, BK = 64 (128-byte rows: half
+// the barriers per FLOP of BK = 32), 4 stages (two tiles ahead of the one in flight), 2 blocks/SM.
+using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
 // three resident blocks per SM (168 registers) hide the mma.sync issue latency that two did not.
@@ -77,9 +88,15 @@ using NarrowShape = TileShape<128, 32, 32, 4, 1, 3>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
 #if defined(VAECONV_SWEEP_BM) && defined(VAECONV_SWEEP_FP8)
 using WideShapeFp8 = SweepShape;
+#elif defined(VAECONV_WIDE_WGMMA)
+// One warpgroup per block: the promoted fp8 partial sums double the accumulators (96 floats).
+using WideShapeFp8 = TileShape<64, 96, 64, 1, 1, 4, 3>;
 #else
 using WideShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;  // the fastest FP8 tile that does not spill
 #endif
+// The FP8 element-wise gather keeps the mma.sync tile: under the wgmma tile's register cap
+// (2 blocks of 256 threads) its 16-element chunks spill about 100 bytes.
+using WideElementwiseShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 3>;
 using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 // Tap-reduce: memory-bound, so as many resident blocks as fit without spilling (ptxas: bf16 161
@@ -100,11 +117,18 @@ static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
 
 #if defined(VAECONV_GPU_COMPILER)
 using Arch = arch::Current;
+#if defined(VAECONV_WIDE_WGMMA)
+using WideAtomBf16 = Arch::AtomWgmmaBf16<WideShape::WTN>;
+using WideAtomFp8 = Arch::AtomWgmmaFp8<WideShapeFp8::WTN>;
+#else
+using WideAtomBf16 = Arch::AtomBf16;
+using WideAtomFp8 = Arch::AtomFp8;
+#endif
 template <DType kType>
 struct Tiles;
 template <>
 struct Tiles<DType::kBF16> {
-  using Wide = TilePolicy<WideShape, Arch, Arch::AtomBf16>;
+  using Wide = TilePolicy<WideShape, Arch, WideAtomBf16>;
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
@@ -112,8 +136,8 @@ struct Tiles<DType::kBF16> {
 };
 template <>
 struct Tiles<DType::kFP8E4M3> {
-  using Wide = TilePolicy<WideShapeFp8, Arch, Arch::AtomFp8>;
-  using WideElementwise = Wide;  // the fp8 wide tile serves both gathers
+  using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8>;
+  using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
   using TapReduce = TilePolicy<TapReduceShapeFp8, Arch, Arch::AtomFp8>;
