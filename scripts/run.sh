@@ -31,7 +31,7 @@ if [ -n "$hip_preset" ]; then
 fi
 have_cuda=0
 if [ -x /usr/local/cuda/bin/nvcc ]; then
-  say "building the NVIDIA configuration (cuda: sm_90)"
+  say "building the NVIDIA configuration (cuda: sm_90a)"
   if ! { cmake --preset cuda >/dev/null && cmake --build --preset cuda -j "$JOBS" >/dev/null; }; then
     say "the NVIDIA build FAILED"; exit 1
   fi

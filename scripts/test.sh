@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: builds every configuration this machine can build and runs ctest on each.
 #   AMD (gfx942;gfx950): an installed ROCm 6.4+, or the toolchain root that setup-toolchain.sh makes;
-#   NVIDIA (sm_90): when nvcc is found.
+#   NVIDIA (sm_90a, the cuda preset): when nvcc is found.
 # GPU tests (label gpu) run where a GPU is present and are reported as skipped elsewhere.
 # Prints one summary line last: "vaeconv tests: P passed, F failed, S skipped".
 # Environment: VAECONV_JOBS (build parallelism), VAECONV_SKIP_HIP=1 / VAECONV_SKIP_CUDA=1.
