@@ -13,16 +13,28 @@ elseif(VAECONV_BACKEND STREQUAL "CUDA")
   endif()
   enable_language(CUDA)
   # The warpgroup atom (wgmma) exists only on sm_90a. Every device pass must agree with the host
-  # pass on which tiles exist, so the atom is chosen for the whole build: when every listed
-  # architecture is 90a. Any other list (e.g. "90" or "80;90a") builds the mma.sync atoms.
-  set(VAECONV_NVIDIA_WGMMA ON)
+  # pass on which tiles exist, so the atom is chosen for the whole build. AUTO: when every listed
+  # architecture is 90a; any other list (e.g. "90" or "80;90a") builds the mma.sync atoms.
+  set(VAECONV_NVIDIA_WGMMA AUTO CACHE STRING "wgmma atoms for the wide tiles: AUTO, ON or OFF")
+  set_property(CACHE VAECONV_NVIDIA_WGMMA PROPERTY STRINGS AUTO ON OFF)
+  set(all_90a ON)
   foreach(arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
     if(NOT arch MATCHES "^90a(-real|-virtual)?$")
-      set(VAECONV_NVIDIA_WGMMA OFF)
+      set(all_90a OFF)
     endif()
   endforeach()
+  if(VAECONV_NVIDIA_WGMMA STREQUAL "AUTO")
+    set(VAECONV_USE_WGMMA ${all_90a})
+  elseif(VAECONV_NVIDIA_WGMMA AND NOT all_90a)
+    message(FATAL_ERROR "VAECONV_NVIDIA_WGMMA=ON needs CMAKE_CUDA_ARCHITECTURES of 90a only "
+                        "(got '${CMAKE_CUDA_ARCHITECTURES}')")
+  elseif(VAECONV_NVIDIA_WGMMA)
+    set(VAECONV_USE_WGMMA ON)
+  else()
+    set(VAECONV_USE_WGMMA OFF)
+  endif()
   message(STATUS "vaeconv: CUDA architectures ${CMAKE_CUDA_ARCHITECTURES}, "
-                 "wgmma atom ${VAECONV_NVIDIA_WGMMA}")
+                 "wgmma atom ${VAECONV_USE_WGMMA}")
   set(CMAKE_CUDA_STANDARD 17)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   set(VAECONV_GPU_LANG CUDA)

@@ -10,14 +10,8 @@ set(gpu_args)
 if(BACKEND STREQUAL "HIP")
   list(APPEND gpu_args -DCMAKE_HIP_COMPILER=${GPU_COMPILER} -DCMAKE_HIP_ARCHITECTURES=gfx950)
 elseif(BACKEND STREQUAL "CUDA")
-  # The installed package selects the wgmma tiles when its build did: the consumer then needs
-  # the sm_90a target too (the headers stop with an error otherwise).
-  if(WGMMA)
-    set(cuda_arch 90a-real)
-  else()
-    set(cuda_arch 90)
-  endif()
-  list(APPEND gpu_args -DCMAKE_CUDA_COMPILER=${GPU_COMPILER} -DCMAKE_CUDA_ARCHITECTURES=${cuda_arch})
+  # An ordinary consumer: plain sm_90, whatever atom the installed kernels were built with.
+  list(APPEND gpu_args -DCMAKE_CUDA_COMPILER=${GPU_COMPILER} -DCMAKE_CUDA_ARCHITECTURES=90)
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
                         -DCMAKE_CXX_COMPILER=${CXX} ${gpu_args}

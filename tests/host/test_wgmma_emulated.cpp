@@ -141,9 +141,10 @@ int run_stage(Break brk, unsigned seed) {
 }
 
 TEST(WgmmaEmulated, StageProductsThroughTheLibraryLayout) {
-  EXPECT_EQ((run_stage<4, 2, 96>(Break::kNothing, 1)), 0);   // bf16 BK 32: the shipped wide tile
+  EXPECT_EQ((run_stage<8, 2, 96>(Break::kNothing, 1)), 0);   // bf16 BK 64: the shipped wide tile
   EXPECT_EQ((run_stage<4, 1, 96>(Break::kNothing, 2)), 0);   // e4m3 BK 64: the shipped fp8 tile
-  EXPECT_EQ((run_stage<8, 2, 64>(Break::kNothing, 3)), 0);   // 128-byte rows (BK 64 bf16)
+  EXPECT_EQ((run_stage<4, 2, 96>(Break::kNothing, 3)), 0);   // 64-byte rows (BK 32 bf16)
+  EXPECT_EQ((run_stage<8, 2, 64>(Break::kNothing, 10)), 0);  // 128-byte rows, N = 64
   EXPECT_EQ((run_stage<2, 2, 128>(Break::kNothing, 4)), 0);  // 32-byte rows (BK 16 bf16)
   EXPECT_EQ((run_stage<8, 1, 192>(Break::kNothing, 5)), 0);  // 128-byte rows of e4m3, N = 192
 }
@@ -152,6 +153,7 @@ TEST(WgmmaEmulated, NegativeControlsFail) {
   EXPECT_GT((run_stage<4, 2, 96>(Break::kSwizzleMode, 6)), 0);
   EXPECT_GT((run_stage<4, 2, 96>(Break::kHalfKStep, 7)), 0);
   EXPECT_GT((run_stage<2, 2, 64>(Break::kSwizzleMode, 8)), 0);
+  EXPECT_GT((run_stage<8, 2, 96>(Break::kHalfKStep, 11)), 0);
   // A stage off the swizzle repeat: the emulator refuses the descriptor (the hardware would need
   // the base-offset field, which vaeconv never sets).
   EXPECT_ANY_THROW((run_stage<4, 2, 96>(Break::kStageOffTheRepeat, 9)));

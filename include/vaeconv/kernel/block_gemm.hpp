@@ -95,7 +95,7 @@ VAECONV_UNROLL
   static constexpr bool kPromote = Policy::kPromoteEachTile;
   static constexpr int kInFlight = Policy::kAtomReadsLds && !kPromote ? 1 : 0;
   static constexpr int kAhead = Policy::kStages - 1 - kInFlight;
-  static_assert(kAhead >= 1, "an asynchronous atom needs at least 3 stages");
+  static_assert(kAhead >= 1, "a tile ahead at least (LDS atoms with a batch in flight: 3 stages)");
   static_assert(Policy::kAtomReadsLds || !kPromote, "promotion is for LDS atoms");
 
   // acc = sum over the k_tiles K tiles of A(block) * B(block)^T for this warp's warp tile at
@@ -258,6 +258,9 @@ VAECONV_DEVICE VAECONV_FORCE_INLINE void run_with_lds(const ConvParams& p) {
     Kernel::run(p, smem);
   } else {
     extern __shared__ __attribute__((aligned(1024))) char smem_dynamic[];
+#if !defined(NDEBUG)
+    if (Arch::smem_u32(smem_dynamic) % 1024 != 0) __trap();  // the alignment wgmma relies on
+#endif
     Kernel::run(p, smem_dynamic);
   }
 }
