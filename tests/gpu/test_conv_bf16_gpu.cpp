@@ -75,6 +75,8 @@ std::vector<Extra> extra_cases() {
       {"tapreduce_inplace_whole_patches", ConvDesc::causal3x3x3(1, 1, 28, 14, 96, 3), inplace},
       {"tapreduce_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 2, 17, 30, 64, 3), 8, 5), res},
       {"causal_cin16_cout32", ConvDesc::causal3x3x3(1, 1, 30, 30, 16, 32), plain},
+      // K = 72: two K tiles of the wide wgmma tile (BK 64), all its pipeline issues up front.
+      {"causal_cin8_two_k_tiles", ConvDesc::causal3x3x3(1, 1, 23, 19, 8, 96), res},
       {"causal_cin5_cout7", ConvDesc::causal3x3x3(1, 1, 13, 9, 5, 7), res},
       // Element-wise gather on the wide (Cout > 32) element-wise tile, every conv kind.
       {"down_cin5_wide", ConvDesc::downsample(1, 1, 19, 22, 5, 96), plain},
