@@ -22,12 +22,18 @@ struct FakePolicy {
 TEST(EpilogueShape, SlabsHoldWholeAtoms) {
   // The sweep candidate that failed on the H200: 128 x 48 x 32, 2 stages, 16-wide atoms.
   using Failed = kernel::EpilogueShape<FakePolicy<128, 48, 2 * (128 + 48) * 64, 16>>;
-  EXPECT_EQ(Failed::kSlabCols, 48) << "not two slabs of 24 columns";
+  EXPECT_EQ(Failed::kSlabCols, 16) << "three whole-atom slabs, not two slabs of 24 columns";
   // Shipped shapes keep their slabs: NVIDIA fp8 wide 192 x 96 (4 stages), AMD bf16 wide 128 x 128.
   EXPECT_EQ((kernel::EpilogueShape<FakePolicy<192, 96, 4 * (192 + 96) * 64, 16>>::kSlabCols), 48);
   EXPECT_EQ((kernel::EpilogueShape<FakePolicy<128, 96, 4 * (128 + 96) * 64, 16>>::kSlabCols), 96);
   EXPECT_EQ((kernel::EpilogueShape<FakePolicy<128, 128, 2 * (128 + 128) * 64, 32>>::kSlabCols), 32);
   EXPECT_EQ((kernel::EpilogueShape<FakePolicy<64, 96, 2 * (64 + 96) * 64, 16>>::kSlabCols), 48);
+  // NVIDIA wgmma wide tiles (one 96-wide atom per warpgroup) keep one slab.
+  EXPECT_EQ((kernel::EpilogueShape<FakePolicy<128, 96, 4 * (128 + 96) * 128, 96>>::kSlabCols), 96);
+  EXPECT_EQ((kernel::EpilogueShape<FakePolicy<64, 96, 4 * (64 + 96) * 64, 96>>::kSlabCols), 96);
+  // A 96-wide AMD tile (32-wide MFMA atoms, 2 stages): three slabs of 32 fit its 28 KiB pipeline,
+  // where halving stopped at 96 columns (50 KiB of LDS: one workgroup per gfx942 CU).
+  EXPECT_EQ((kernel::EpilogueShape<FakePolicy<128, 96, 2 * (128 + 96) * 64, 32>>::kSlabCols), 32);
 }
 
 }  // namespace

@@ -43,6 +43,16 @@ struct Nvidia {
 #endif
   }
 
+  // Debug builds stop a block whose dynamic shared memory is not on the 1 KiB swizzle repeat the
+  // wgmma descriptors assume (kernel/block_gemm.hpp declares it aligned; this checks the claim).
+  VAECONV_DEVICE static void check_lds_alignment(const void* p) {
+#if defined(__CUDA_ARCH__) && !defined(NDEBUG)
+    if (smem_u32(p) % 1024 != 0) __trap();
+#else
+    (void)p;
+#endif
+  }
+
   // --- Global -> LDS copy with zero fill --------------------------------------------------------
   // A view is a block-uniform base pointer; loads address it with a 32-bit byte offset (the shared
   // gather guarantees offsets stay below 2^31 from the base; see kernel/conv_gather.hpp).

@@ -258,9 +258,7 @@ VAECONV_DEVICE VAECONV_FORCE_INLINE void run_with_lds(const ConvParams& p) {
     Kernel::run(p, smem);
   } else {
     extern __shared__ __attribute__((aligned(1024))) char smem_dynamic[];
-#if !defined(NDEBUG)
-    if (Arch::smem_u32(smem_dynamic) % 1024 != 0) __trap();  // the alignment wgmma relies on
-#endif
+    Arch::check_lds_alignment(smem_dynamic);  // debug builds: what wgmma relies on
     Kernel::run(p, smem_dynamic);
   }
 }

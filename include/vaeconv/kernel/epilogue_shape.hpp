@@ -10,16 +10,23 @@ namespace vaeconv::kernel {
 template <class Policy>
 struct EpilogueShape {
   static constexpr int kPadFloats = 4;
-  // The widest column slab (BN, BN/2, ...) whose fp32 staging fits the pipeline's LDS, halved
-  // only while it stays whole atoms and whole 8-channel store chunks: an atom's columns must not
-  // straddle two slabs (Epilogue::run scatters whole atoms). When no such slab fits, the
-  // kernel's LDS grows to the slab's size (ConvKernel::kSmemBytes).
+  // The widest column slab whose fp32 staging fits the pipeline's LDS, among the divisors of BN
+  // that are whole atoms and whole 8-channel store chunks: an atom's columns must not straddle
+  // two slabs (Epilogue::run scatters whole atoms). So BN = 96 with 32-wide atoms may take three
+  // slabs of 32, which halving alone could not. When no such slab fits, the narrowest one is
+  // taken and the kernel's LDS grows to its size (ConvKernel::kSmemBytes).
+  static constexpr bool fits(int cols) {
+    return Policy::BM * (cols + kPadFloats) * 4 <= Policy::kPipelineBytes;
+  }
   static constexpr int slab_cols() {
     constexpr int kUnit = Policy::AtomT::kN > 8 ? Policy::AtomT::kN : 8;
-    int cols = Policy::BN;
-    while (cols % (2 * kUnit) == 0 && Policy::BM * (cols + kPadFloats) * 4 > Policy::kPipelineBytes)
-      cols /= 2;
-    return cols;
+    int narrowest = Policy::BN;
+    for (int cols = Policy::BN; cols >= kUnit; --cols) {
+      if (Policy::BN % cols != 0 || cols % kUnit != 0) continue;
+      if (fits(cols)) return cols;
+      narrowest = cols;
+    }
+    return narrowest;
   }
   static constexpr int kSlabCols = slab_cols();
   static constexpr int kSlabs = Policy::BN / kSlabCols;
