@@ -1,7 +1,7 @@
 // vaeconv/kernel/tile_table.hpp — the shipped tile configurations, and how a conv picks one.
 //
 // A small table, not an instance zoo: per target and operand type a wide tile for the
-// channel-rich layers (96 wide on NVIDIA: every VAE Cout is a multiple of 96), a narrow one for
+// channel-rich layers (96 wide: every VAE Cout is a multiple of 96), a narrow one for
 // Cout <= 32 (enc_conv_out), a tiny one for Cout <= 16, and the tap-reduce tile of the causal
 // Cout <= 3 layer (dec_conv_out; see tap_reduce.hpp). BK counts elements: a bf16 BK of 32 and an
 // fp8 BK of 64 are the same 64-byte LDS rows. LDS: the HIP configurations fit gfx942's 64 KiB,
@@ -32,11 +32,17 @@ constexpr int kTapReduceBN = 32;
 constexpr int kTapReduceMaxCout = kTapReduceBN / 9;
 
 #if defined(VAECONV_BACKEND_HIP)
+// The wide tiles are 96 wide, like NVIDIA's: 96 divides every VAE Cout (96, 192, 384), where a
+// 128-wide tile computes 25 % padding columns on the 96- and 192-channel layers (most of the
+// set's FLOPs). Four waves of 32 x 96 (three 32 x 32 MFMA atoms each); the epilogue stages three
+// 32-column slabs, so LDS stays at the pipeline's 28 KiB. Resource report (docs/): the same
+// occupancy as the 128 x 128 tile it replaces, no scratch. Chosen by that arithmetic and the
+// H200 sweeps (BN = 96 was worth ~20 % there); not measured on AMD hardware.
 //                        BM   BN  BK  warpsM warpsN stages
-using WideShape = TileShape<128, 128, 32, 2, 2, 2>;
+using WideShape = TileShape<128, 96, 32, 4, 1, 2>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
-using WideShapeFp8 = TileShape<128, 128, 64, 2, 2, 2>;
+using WideShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
