@@ -26,6 +26,7 @@
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
+#include "vaeconv/kernel/pipeline_schedule.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
 
 namespace vaeconv::kernel {
@@ -88,14 +89,13 @@ VAECONV_UNROLL
   }
 
   // Atom groups of an asynchronous atom (wgmma) keep one K tile's batch in flight while the next
-  // tile's barrier passes, so the copy refills the buffer of tile kt - 2 instead of kt - 1:
-  // kAhead tiles are in flight ahead of the one computed, and kAhead + kInFlight + 1 = kStages.
-  // A promoting atom (fp8 wgmma) waits for each batch instead: its partial sum is added into the
-  // fp32 accumulators before the next batch reuses its registers.
+  // tile's barrier passes, so the copy refills the buffer of tile kt - 2 instead of kt - 1
+  // (pipeline_schedule.hpp). A promoting atom (fp8 wgmma) waits for each batch instead: its
+  // partial sum is added into the fp32 accumulators before the next batch reuses its registers.
   static constexpr bool kPromote = Policy::kPromoteEachTile;
   static constexpr int kInFlight = Policy::kAtomReadsLds && !kPromote ? 1 : 0;
-  static constexpr int kAhead = Policy::kStages - 1 - kInFlight;
-  static_assert(kAhead >= 1, "a tile ahead at least (LDS atoms with a batch in flight: 3 stages)");
+  using Schedule = PipelineSchedule<Policy::kStages, kInFlight>;
+  static constexpr int kAhead = Schedule::kAhead;
   static_assert(Policy::kAtomReadsLds || !kPromote, "promotion is for LDS atoms");
 
   // acc = sum over the k_tiles K tiles of A(block) * B(block)^T for this warp's warp tile at
@@ -118,9 +118,9 @@ VAECONV_UNROLL
     }
 
     for (int kt = 0; kt < k_tiles; ++kt) {
-      const int s = kt % Policy::kStages;
-      Arch::template wait<kAhead - 1>();
-      flush(s, slot[kt % kAhead]);
+      const int s = Schedule::buffer(kt);
+      Arch::template wait<Schedule::kPendingCopies>();
+      flush(s, slot[Schedule::slot(kt)]);
       if constexpr (Policy::kAtomReadsLds) {
         Atom::publish_lds();  // this thread's writes to stage s, visible to the tensor cores
         // Retires tile kt - 1 - kInFlight: its buffer may refill after the barrier.
@@ -130,8 +130,8 @@ VAECONV_UNROLL
       }
       __syncthreads();
       // Buffer (kt - 1 - kInFlight) % kStages was last read before this barrier: refill it.
-      const int next = kt + kAhead;
-      if (next < k_tiles) issue(next % Policy::kStages, slot[next % kAhead]);
+      const int next = Schedule::refill_tile(kt);
+      if (next < k_tiles) issue(Schedule::buffer(next), slot[Schedule::slot(next)]);
       else Arch::commit();
 
       if constexpr (Policy::kAtomReadsLds) {

@@ -1,0 +1,30 @@
+// vaeconv/kernel/pipeline_schedule.hpp — the K pipeline's schedule, as constexpr rules.
+//
+// BlockGemm (block_gemm.hpp) keeps kStages LDS buffers; tile kt lives in buffer kt % kStages.
+// Iteration kt waits for tile kt's copy, passes a barrier, issues the copy of tile kt + kAhead,
+// and computes tile kt. An atom that runs asynchronously (wgmma) may leave kInFlight of its
+// batches unfinished across the barrier; the buffers they read must not be refilled, so
+//   kAhead + kInFlight + 1 = kStages        (copies ahead, batches in flight, the tile computed).
+// AMD stages copies in registers: tile t uses staging slot t % kAhead, flushed to LDS at
+// iteration t before the barrier, and reused by tile t + kAhead, issued after that barrier.
+// tests/host/test_pipeline_schedule.cpp replays the schedule and checks those claims.
+#pragma once
+#include "vaeconv/core/config.hpp"
+
+namespace vaeconv::kernel {
+
+template <int Stages, int InFlight>
+struct PipelineSchedule {
+  static constexpr int kStages = Stages, kInFlight = InFlight;
+  static constexpr int kAhead = Stages - 1 - InFlight;
+  static_assert(kAhead >= 1, "a tile ahead at least (LDS atoms with a batch in flight: 3 stages)");
+  // Copy groups that may still be pending when tile kt is needed: those of the kAhead - 1 tiles
+  // issued after it (one group is committed per iteration, empty past the last tile).
+  static constexpr int kPendingCopies = kAhead - 1;
+  VAECONV_HD static constexpr int buffer(int kt) { return kt % Stages; }
+  VAECONV_HD static constexpr int slot(int kt) { return kt % kAhead; }
+  // The tile whose copy iteration kt issues after its barrier.
+  VAECONV_HD static constexpr int refill_tile(int kt) { return kt + kAhead; }
+};
+
+}  // namespace vaeconv::kernel
