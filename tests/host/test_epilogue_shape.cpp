@@ -5,7 +5,13 @@
 // the table could hold.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "vaeconv/arch/fragment_layouts.hpp"
+#include "vaeconv/arch/wgmma_layout.hpp"
 #include "vaeconv/kernel/epilogue_shape.hpp"
+#include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv {
 namespace {
@@ -34,6 +40,96 @@ TEST(EpilogueShape, SlabsHoldWholeAtoms) {
   // A 96-wide AMD tile (32-wide MFMA atoms, 2 stages): three slabs of 32 fit its 28 KiB pipeline,
   // where halving stopped at 96 columns (50 KiB of LDS: one workgroup per gfx942 CU).
   EXPECT_EQ((kernel::EpilogueShape<FakePolicy<128, 96, 2 * (128 + 96) * 64, 32>>::kSlabCols), 32);
+}
+
+// --- Replay of Epilogue::run's index rules for real tile policies -------------------------------
+// Every atom group scatters its accumulators (the atom's c_row/c_col) into the staging slab
+// through atom_in_slab/stage_index, then the store steps read 8-channel chunks back through
+// store_row/store_col/stage_index. Each tile element must be staged once, from the accumulator
+// that holds it, inside its slab row, and stored exactly once.
+template <class L>
+struct AtomOf {
+  using Layout = L;
+  static constexpr int kM = L::kM, kN = L::kN, kK = L::kK;
+};
+template <int W>
+struct ArchOf {
+  static constexpr int kWaveSize = W;
+};
+
+template <class P>
+std::string replay_epilogue() {
+  using S = kernel::EpilogueShape<P>;
+  using L = typename P::AtomT::Layout;
+  const int stage_floats = S::kBytes / 4;
+  std::vector<int> stored(static_cast<size_t>(P::BM * P::BN), 0);
+  for (int s = 0; s < S::kSlabs; ++s) {
+    std::vector<int> stage(static_cast<size_t>(stage_floats), -1);  // which element is staged
+    for (int warp = 0; warp < P::kWarps; ++warp) {
+      const int wm0 = (warp % P::kWarpsM) * P::WTM, wn0 = (warp / P::kWarpsM) * P::WTN;
+      for (int lane = 0; lane < P::kWaveSize; ++lane)
+        for (int i = 0; i < P::kAtomsM; ++i)
+          for (int j = 0; j < P::kAtomsN; ++j) {
+            const int atom_col = wn0 + j * P::AtomT::kN;
+            if (!S::atom_in_slab(atom_col, s)) continue;
+            for (int r = 0; r < L::kCElems; ++r) {
+              const int row = wm0 + i * P::AtomT::kM + L::c_row(lane, r);
+              const int col = atom_col + L::c_col(lane, r);
+              if (col < s * S::kSlabCols || col >= (s + 1) * S::kSlabCols)
+                return "element (" + std::to_string(row) + ", " + std::to_string(col) +
+                       ") staged with slab " + std::to_string(s);
+              const int at = S::stage_index(row, col, s);
+              if (at < 0 || at >= stage_floats) return "staging index out of the slab buffer";
+              if (stage[static_cast<size_t>(at)] != -1) return "two accumulators, one slot";
+              stage[static_cast<size_t>(at)] = row * P::BN + col;
+            }
+          }
+    }
+    for (int idx = 0; idx < P::BM * S::kChunksPerRow; ++idx) {
+      const int row = S::store_row(idx), cc = S::store_col(idx);
+      for (int e = 0; e < 8; ++e) {
+        const int col = s * S::kSlabCols + cc + e;
+        const int got = stage[static_cast<size_t>(S::stage_index(row, col, s))];
+        if (got != row * P::BN + col)
+          return "store of (" + std::to_string(row) + ", " + std::to_string(col) +
+                 ") reads the wrong staged element";
+        ++stored[static_cast<size_t>(row * P::BN + col)];
+      }
+    }
+  }
+  for (int v : stored)
+    if (v != 1) return "an element stored " + std::to_string(v) + " times";
+  return "";
+}
+
+template <class Shape, int W, class L>
+using PolicyOf = kernel::TilePolicy<Shape, ArchOf<W>, AtomOf<L>>;
+
+TEST(EpilogueShape, ScatterAndStoreCoverEveryShippedTileOnce) {
+  using namespace vaeconv::layout;
+  using kernel::TileShape;
+  // AMD wide tiles, 96 wide since session 4: three slabs of 32 columns.
+  using AmdWide = PolicyOf<TileShape<128, 96, 32, 4, 1, 2>, 64, Mfma32x32x16Bf16>;
+  using AmdWideFp8 = PolicyOf<TileShape<128, 96, 64, 4, 1, 2>, 64, Mfma32x32x64Fp8>;
+  EXPECT_EQ(kernel::EpilogueShape<AmdWide>::kSlabs, 3);
+  EXPECT_EQ(replay_epilogue<AmdWide>(), "");
+  EXPECT_EQ(replay_epilogue<AmdWideFp8>(), "");
+  EXPECT_EQ((replay_epilogue<PolicyOf<TileShape<128, 128, 32, 2, 2, 2>, 64, Mfma32x32x16Bf16>>()),
+            "");  // the 128-wide tile it replaced: four slabs
+  EXPECT_EQ((replay_epilogue<PolicyOf<TileShape<128, 32, 32, 4, 1, 2>, 64, Mfma32x32x16Bf16>>()),
+            "");
+  EXPECT_EQ((replay_epilogue<PolicyOf<TileShape<128, 16, 32, 4, 1, 2>, 64, Mfma16x16x32Bf16>>()),
+            "");
+  // NVIDIA: the wgmma wide tiles (warpgroups), the mma.sync element-wise tile (two slabs), the
+  // 128 x 48 sweep candidate that exposed the old slab bug (now three slabs of 16).
+  EXPECT_EQ((replay_epilogue<PolicyOf<TileShape<128, 96, 64, 2, 1, 4>, 32, WgmmaM64<96, 2>>>()),
+            "");
+  EXPECT_EQ((replay_epilogue<PolicyOf<TileShape<64, 96, 64, 1, 1, 4>, 32, WgmmaM64<96, 1>>>()),
+            "");
+  EXPECT_EQ((replay_epilogue<PolicyOf<TileShape<64, 96, 32, 2, 2, 2>, 32, MmaM16N16K16Bf16>>()),
+            "");
+  EXPECT_EQ((replay_epilogue<PolicyOf<TileShape<128, 48, 32, 4, 1, 2>, 32, MmaM16N16K16Bf16>>()),
+            "");
 }
 
 }  // namespace

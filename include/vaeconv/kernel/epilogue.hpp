@@ -64,25 +64,23 @@ VAECONV_UNROLL
 VAECONV_UNROLL
         for (int j = 0; j < Policy::kAtomsN; ++j) {
           const int atom_col = wn0 + j * Atom::kN;
-          if (atom_col + Atom::kN <= col0 || atom_col >= col0 + Shape::kSlabCols) continue;
+          if (!Shape::atom_in_slab(atom_col, s)) continue;
 VAECONV_UNROLL
           for (int r = 0; r < Layout::kCElems; ++r) {
             const int row = wm0 + i * Atom::kM + Layout::c_row(lane, r);
-            const int col = atom_col + Layout::c_col(lane, r) - col0;
-            stage[row * Shape::kRowFloats + col] = acc[i][j].v[r];
+            stage[Shape::stage_index(row, atom_col + Layout::c_col(lane, r), s)] = acc[i][j].v[r];
           }
         }
       __syncthreads();
       // 2. Each thread writes 8 consecutive channels of one pixel per step.
-      constexpr int kChunksPerRow = Shape::kSlabCols / 8;
-      for (int idx = tid; idx < Policy::BM * kChunksPerRow; idx += Policy::kThreads) {
-        const int row = idx / kChunksPerRow, cc = (idx % kChunksPerRow) * 8;
+      for (int idx = tid; idx < Policy::BM * Shape::kChunksPerRow; idx += Policy::kThreads) {
+        const int row = Shape::store_row(idx), cc = Shape::store_col(idx);
         const int m = b.m0 + row;
         const int n = b.n0 + col0 + cc;
         if (m >= p.frame_pixels || n >= p.cout) continue;
         const int oh = m / p.wo, ow = m % p.wo;
         const int64_t off = frame_out + int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw + n;
-        const float* src = stage + row * Shape::kRowFloats + cc;
+        const float* src = stage + Shape::stage_index(row, col0 + cc, s);
         const int ne = p.cout - n < 8 ? p.cout - n : 8;
         float v[8];
 VAECONV_UNROLL

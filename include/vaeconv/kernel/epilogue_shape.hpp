@@ -4,6 +4,7 @@
 // the widest slab that fits the pipeline's LDS, so the epilogue needs no LDS of its own. Host code
 // (tests/host/test_epilogue_shape.cpp) checks the rule on the sizes alone.
 #pragma once
+#include "vaeconv/core/config.hpp"
 
 namespace vaeconv::kernel {
 
@@ -32,9 +33,24 @@ struct EpilogueShape {
   static constexpr int kSlabs = Policy::BN / kSlabCols;
   static constexpr int kRowFloats = kSlabCols + kPadFloats;
   static constexpr int kBytes = Policy::BM * kRowFloats * 4;
+  static constexpr int kChunksPerRow = kSlabCols / 8;  // 8-channel store chunks per slab row
   static_assert(Policy::BN % kSlabCols == 0, "slabs tile BN");
   static_assert(kSlabCols % Policy::AtomT::kN == 0 && kSlabCols % 8 == 0,
                 "a slab holds whole atoms and whole store chunks");
+
+  // The index rules of Epilogue::run, host-callable so tests/host/test_epilogue_shape.cpp can
+  // replay the scatter and the store for every tile.
+  // Whether the atom whose first column is atom_col (in the block tile) is staged with slab s.
+  VAECONV_HD static constexpr bool atom_in_slab(int atom_col, int s) {
+    return !(atom_col + Policy::AtomT::kN <= s * kSlabCols || atom_col >= (s + 1) * kSlabCols);
+  }
+  // Where tile element (row, col) is staged while slab s is (col within that slab).
+  VAECONV_HD static constexpr int stage_index(int row, int col, int s) {
+    return row * kRowFloats + col - s * kSlabCols;
+  }
+  // Store step idx (one 8-channel chunk of one row): its row, and its first column in the slab.
+  VAECONV_HD static constexpr int store_row(int idx) { return idx / kChunksPerRow; }
+  VAECONV_HD static constexpr int store_col(int idx) { return (idx % kChunksPerRow) * 8; }
 };
 
 }  // namespace vaeconv::kernel
