@@ -17,8 +17,9 @@
 //   wait_batches<P>()   until at most P groups are in flight: the stages the retired groups read
 //                       are free again, and so are their accumulators after fence_operands().
 // Only the sm_90a device pass has these instructions: a build that selects the atom
-// (VAECONV_NVIDIA_WGMMA, set by CMake when every CUDA architecture is 90a) for any other device
-// target stops with an error instead of silently computing nothing.
+// (VAECONV_NVIDIA_WGMMA; this project's CMake option of that name defines it when every CUDA
+// architecture is 90a) for any other device target stops with an error instead of silently
+// computing nothing.
 #pragma once
 #include <cstdint>
 

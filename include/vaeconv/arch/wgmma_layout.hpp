@@ -44,16 +44,6 @@ struct WgmmaDescriptor {
            (uint64_t(uint32_t(repeat_bytes(row_bytes)) >> 4) << 32) |
            (swizzle_mode(row_bytes) << 62);
   }
-  // Field readers (the emulator decodes with these names, and tests compare them to the spec).
-  VAECONV_HD static constexpr uint32_t start_address(uint64_t d) { return uint32_t(d & 0x3FFF) << 4; }
-  VAECONV_HD static constexpr uint32_t leading_offset(uint64_t d) {
-    return uint32_t((d >> 16) & 0x3FFF) << 4;
-  }
-  VAECONV_HD static constexpr uint32_t stride_offset(uint64_t d) {
-    return uint32_t((d >> 32) & 0x3FFF) << 4;
-  }
-  VAECONV_HD static constexpr int base_offset(uint64_t d) { return int((d >> 49) & 0x7); }
-  VAECONV_HD static constexpr int swizzle(uint64_t d) { return int(d >> 62); }
 };
 
 // The accumulator layout of wgmma m64nNk(32 / ElemBytes) with fp32 D.
@@ -62,7 +52,6 @@ struct WgmmaM64 {
   static_assert(N % 16 == 0 && N >= 16 && N <= 256, "N: a multiple of 16 up to 256");
   static constexpr int kM = 64, kN = N, kK = 32 / ElemBytes, kLanes = 128;
   static constexpr int kCElems = N / 2, kElemBytes = ElemBytes;
-  static constexpr int kKBytes = 32;  // K bytes one instruction reads per row: 2 chunks
   VAECONV_HD static constexpr int c_row(int l, int r) {
     return 16 * (l / 32) + (l % 32) / 4 + 8 * ((r / 2) % 2);
   }

@@ -49,6 +49,7 @@ struct BlockGemm {
   // --- Operand copies: thread (row0, chunk) moves its 16-byte chunk of rows row0 + i * kRowStep.
   // A gather answers offset(i)/exists(i) (cached), a B gather at(p, i)/valid(p, i).
   static constexpr int kRowsA = Policy::kRowsPerThreadA, kRowsB = Policy::kRowsPerThreadB;
+  static constexpr int kChunksPerAtomK = Atom::kK / Policy::kChunkElems;  // LDS chunks per K step
   static constexpr int kRowStep = Policy::kRowsPerPassA;
   template <class GatherA, class View>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void copy_a(Slot& sl, char* smem, int s, int row0,
@@ -160,7 +161,6 @@ VAECONV_UNROLL
     const char* lb = stage_b(smem, s);
 VAECONV_UNROLL
     for (int ka = 0; ka < Policy::kAtomsK; ++ka) {
-      constexpr int kChunksPerAtomK = Atom::kK / Policy::kChunkElems;
       typename Atom::FragA fa[Policy::kAtomsM];
       typename Atom::FragB fb[Policy::kAtomsN];
 VAECONV_UNROLL
@@ -191,12 +191,10 @@ VAECONV_UNROLL
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void mma_stage_from_lds(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int s, int wm0, int wn0,
       int first_scale) {
-    constexpr int kRowBytes = Tile::kChunks * 16;
-    constexpr int kRepeat = 8 * kRowBytes;
-    static_assert(Policy::kTileBytesA % kRepeat == 0 && Policy::kStageBytes % kRepeat == 0 &&
-                      Atom::kM % 8 == 0 && Atom::kN % 8 == 0,
+    static_assert(Policy::kTileBytesA % Tile::kRepeatBytes == 0 &&
+                      Policy::kStageBytes % Tile::kRepeatBytes == 0 && Atom::kM % 8 == 0 &&
+                      Atom::kN % 8 == 0,
                   "every operand block starts on a swizzle repeat");
-    constexpr int kChunksPerAtomK = Atom::kK / Policy::kChunkElems;
     const uint32_t la = Arch::smem_u32(stage_a(smem, s));
     const uint32_t lb = Arch::smem_u32(stage_b(smem, s));
     fence_all(acc);
@@ -207,7 +205,7 @@ VAECONV_UNROLL
       for (int i = 0; i < Policy::kAtomsM; ++i)
 VAECONV_UNROLL
         for (int j = 0; j < Policy::kAtomsN; ++j)
-          Atom::template mma<kRowBytes>(
+          Atom::template mma<Tile::kRowBytes>(
               acc[i][j], la + Tile::offset(wm0 + i * Atom::kM, ka * kChunksPerAtomK),
               lb + Tile::offset(wn0 + j * Atom::kN, ka * kChunksPerAtomK),
               ka == 0 ? first_scale : 1);

@@ -16,9 +16,8 @@ struct EpilogueShape {
   // two slabs (Epilogue::run scatters whole atoms). So BN = 96 with 32-wide atoms may take three
   // slabs of 32, which halving alone could not. When no such slab fits, the narrowest one is
   // taken and the kernel's LDS grows to its size (ConvKernel::kSmemBytes).
-  static constexpr bool fits(int cols) {
-    return Policy::BM * (cols + kPadFloats) * 4 <= Policy::kPipelineBytes;
-  }
+  static constexpr int bytes(int cols) { return Policy::BM * (cols + kPadFloats) * 4; }
+  static constexpr bool fits(int cols) { return bytes(cols) <= Policy::kPipelineBytes; }
   static constexpr int slab_cols() {
     constexpr int kUnit = Policy::AtomT::kN > 8 ? Policy::AtomT::kN : 8;
     int narrowest = Policy::BN;
@@ -32,7 +31,7 @@ struct EpilogueShape {
   static constexpr int kSlabCols = slab_cols();
   static constexpr int kSlabs = Policy::BN / kSlabCols;
   static constexpr int kRowFloats = kSlabCols + kPadFloats;
-  static constexpr int kBytes = Policy::BM * kRowFloats * 4;
+  static constexpr int kBytes = bytes(kSlabCols);
   static constexpr int kChunksPerRow = kSlabCols / 8;  // 8-channel store chunks per slab row
   static_assert(Policy::BN % kSlabCols == 0, "slabs tile BN");
   static_assert(kSlabCols % Policy::AtomT::kN == 0 && kSlabCols % 8 == 0,

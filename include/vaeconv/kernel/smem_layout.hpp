@@ -18,6 +18,10 @@ struct SwizzledTile {
   static_assert(Chunks == 2 || Chunks == 4 || Chunks == 8, "16, 32 or 64 bf16 per row");
   static constexpr int kChunks = Chunks;
   static constexpr int kRowsPerLine = 8 / Chunks;  // rows sharing one 128-byte bank line
+  static constexpr int kRowBytes = Chunks * 16;
+  // The XOR pattern repeats every 8 rows for every chunk count: a block of rows starting on a
+  // multiple of 8 sits at its unswizzled address (what a wgmma descriptor needs).
+  static constexpr int kRepeatBytes = 8 * kRowBytes;
   VAECONV_HD static constexpr int physical_chunk(int row, int chunk) {
     return chunk ^ ((row / kRowsPerLine) % Chunks);
   }
