@@ -173,11 +173,16 @@ struct WgmmaAtom {
     for (int r = 0; r < Layout::kCElems; ++r) asm volatile("" : "+f"(c.v[r])::"memory");
   }
 
+  // The descriptor of the operand block at shared address addr, rows of kRowBytes. Its address
+  // field is addr / 16 in the low bits, so a block kOffset bytes further on (a multiple of 16,
+  // the whole address still under 256 KiB, which every shared window is) has the descriptor
+  // descriptor(addr) + kOffset / 16: one add per wgmma instead of a descriptor built anew.
   template <int kRowBytes>
-  VAECONV_DEVICE static void mma(FragC& c, uint32_t a_addr, uint32_t b_addr, int scale_d) {
+  VAECONV_DEVICE static uint64_t descriptor(uint32_t addr) {
+    return layout::WgmmaDescriptor::make(addr, kRowBytes);
+  }
+  VAECONV_DEVICE static void mma(FragC& c, uint64_t desc_a, uint64_t desc_b, int scale_d) {
 #if defined(VAECONV_HAS_WGMMA)
-    const uint64_t desc_a = layout::WgmmaDescriptor::make(a_addr, kRowBytes);
-    const uint64_t desc_b = layout::WgmmaDescriptor::make(b_addr, kRowBytes);
     if constexpr (kFp8) {
       if constexpr (N == 64) VAECONV_WGMMA_E4M3(64);
       else if constexpr (N == 96) VAECONV_WGMMA_E4M3(96);
@@ -190,7 +195,7 @@ struct WgmmaAtom {
       else VAECONV_WGMMA_BF16(192);
     }
 #else
-    (void)c; (void)a_addr; (void)b_addr; (void)scale_d;
+    (void)c; (void)desc_a; (void)desc_b; (void)scale_d;
 #if defined(__CUDA_ARCH__)
     __trap();  // a device pass without wgmma reached an LDS atom: fail loudly, never compute 0
 #endif

@@ -185,7 +185,7 @@ VAECONV_UNROLL
   }
 
   // LDS atoms (wgmma): one batch per K tile, committed and left in flight. Each instruction is
-  // handed the shared addresses of its operand blocks: rows wm0 + 64i (A) and wn0 + N j (B), K
+  // handed the descriptors of its operand blocks: rows wm0 + 64i (A) and wn0 + N j (B), K
   // chunk 2 ka — whole swizzle repeats, so Tile::offset is the unswizzled address there. The
   // first K step adds into acc (first_scale 1) or overwrites it (0: a promoted partial sum).
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void mma_stage_from_lds(
@@ -195,8 +195,14 @@ VAECONV_UNROLL
                       Policy::kStageBytes % Tile::kRepeatBytes == 0 && Atom::kM % 8 == 0 &&
                       Atom::kN % 8 == 0,
                   "every operand block starts on a swizzle repeat");
-    const uint32_t la = Arch::smem_u32(stage_a(smem, s));
-    const uint32_t lb = Arch::smem_u32(stage_b(smem, s));
+    static_assert(Policy::WTM % 8 == 0 && Policy::WTN % 8 == 0,
+                  "warp tiles start on a swizzle repeat, so block offsets add to them");
+    // Descriptors of the warp tile's first A and B blocks; every other block is a constant
+    // number of 16-byte units further on (block_offset16), added to the descriptor.
+    const uint64_t da = Atom::template descriptor<Tile::kRowBytes>(
+        Arch::smem_u32(stage_a(smem, s)) + Tile::offset(wm0, 0));
+    const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(
+        Arch::smem_u32(stage_b(smem, s)) + Tile::offset(wn0, 0));
     fence_all(acc);
     Atom::begin_batch();
 VAECONV_UNROLL
@@ -205,11 +211,16 @@ VAECONV_UNROLL
       for (int i = 0; i < Policy::kAtomsM; ++i)
 VAECONV_UNROLL
         for (int j = 0; j < Policy::kAtomsN; ++j)
-          Atom::template mma<Tile::kRowBytes>(
-              acc[i][j], la + Tile::offset(wm0 + i * Atom::kM, ka * kChunksPerAtomK),
-              lb + Tile::offset(wn0 + j * Atom::kN, ka * kChunksPerAtomK),
-              ka == 0 ? first_scale : 1);
+          Atom::mma(acc[i][j], da + block_offset16(i * Atom::kM, ka),
+                    db + block_offset16(j * Atom::kN, ka), ka == 0 ? first_scale : 1);
     Atom::commit_batch();
+  }
+
+  // 16-byte units from a warp tile's first operand block to the block at row `row` (a multiple
+  // of 8: the swizzle pattern restarts there, so the offset does not depend on the warp tile's
+  // own row) and K step ka.
+  VAECONV_HD static constexpr uint32_t block_offset16(int row, int ka) {
+    return uint32_t(Tile::offset(row, ka * kChunksPerAtomK)) / 16;
   }
 
   // acc += part, after the batch that wrote part has been waited for.
