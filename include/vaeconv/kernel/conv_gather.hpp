@@ -102,9 +102,14 @@ struct TapCursor {
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes>
 struct ConvGather {
   static constexpr int kChunkElems = 16 / kElemBytes;
+  // Without upsampling the offset is linear in the tap: at(i) = row_base(i) + tap_delta(), so a
+  // tap change costs one add per row instead of the whole address (see refresh()).
+  static constexpr bool kLinear = Geo::kUp == 1;
   // Per-row state (decoded once per block).
   int ih0[kRows], iw0[kRows];  // oh * Stride - Pad, ow * Stride - Pad (upsampled coordinates)
   bool row_ok[kRows];
+  uint32_t taps_in_frame[kRows];  // bit kh * 3 + kw: tap (kh, kw) of the row lies in the frame
+  uint32_t row_base_[kRows];      // kLinear: at(i) of tap (0, 0, 0), channel 0, in elements
   // Per-chunk state (the thread's K position).
   TapCursor tap;
   int k;
@@ -116,6 +121,12 @@ struct ConvGather {
   bool ok_[kRows];
 
   VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
+    k = chunk * kChunkElems;
+    tap = TapCursor::of(k, p.cin);
+    it_rel0 = b.ot + p.kt_base - p.pad_t - b.it_lo;
+    h_up = p.h * Geo::kUp;
+    w_up = p.w_ * Geo::kUp;
+    t_rel_end = p.t - b.it_lo;
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) {
       const int m = b.m0 + row0 + i * kRowStep;
@@ -123,21 +134,39 @@ VAECONV_UNROLL
       const int oh = m / p.wo, ow = m % p.wo;
       ih0[i] = oh * Geo::kStride - Geo::kPad;
       iw0[i] = ow * Geo::kStride - Geo::kPad;
+      taps_in_frame[i] = frame_taps(i);
+      // Unsigned wrap-around: a pad row's base is "negative", its in-frame taps' sums are not.
+      row_base_[i] = uint32_t(it_rel0) * uint32_t(p.in_st) + uint32_t(ih0[i]) * uint32_t(p.in_sh) +
+                     uint32_t(iw0[i]) * uint32_t(p.in_sw);
     }
-    k = chunk * kChunkElems;
-    tap = TapCursor::of(k, p.cin);
-    it_rel0 = b.ot + p.kt_base - p.pad_t - b.it_lo;
-    h_up = p.h * Geo::kUp;
-    w_up = p.w_ * Geo::kUp;
-    t_rel_end = p.t - b.it_lo;
     refresh(p);
   }
 
+  // The 9-bit mask of row i's spatial taps inside the (upsampled) frame; 0 for a row past it.
+  VAECONV_HD uint32_t frame_taps(int i) const {
+    uint32_t cols = 0, mask = 0;
+VAECONV_UNROLL
+    for (int kw = 0; kw < 3; ++kw) cols |= uint32_t(unsigned(iw0[i] + kw) < unsigned(w_up)) << kw;
+VAECONV_UNROLL
+    for (int kh = 0; kh < 3; ++kh)
+      if (unsigned(ih0[i] + kh) < unsigned(h_up)) mask |= cols << (3 * kh);
+    return row_ok[i] ? mask : 0u;
+  }
+
+  // Recomputes the cached forms after a tap change: valid() is the row's frame-tap bit and the
+  // position's K and time bounds, shared by all rows; at() is the row base plus the tap's
+  // offset (kLinear), or at() itself.
   VAECONV_HD void refresh(const ConvParams& p) {
+    const bool k_ok = k < p.k && unsigned(it_rel0 + tap.kt) < unsigned(t_rel_end);
+    const int bit = tap.kh * 3 + tap.kw;
+    const uint32_t delta = uint32_t(tap.kt) * uint32_t(p.in_st) +
+                           uint32_t(tap.kh) * uint32_t(p.in_sh) +
+                           uint32_t(tap.kw) * uint32_t(p.in_sw) + uint32_t(tap.c);
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) {
-      ok_[i] = valid(p, i);
-      off_[i] = at(p, i);
+      ok_[i] = k_ok && ((taps_in_frame[i] >> bit) & 1u);
+      if constexpr (kLinear) off_[i] = (row_base_[i] + delta) * uint32_t(kElemBytes);
+      else off_[i] = at(p, i);
     }
   }
   VAECONV_HD bool exists(int i) const { return ok_[i]; }
@@ -205,14 +234,7 @@ VAECONV_UNROLL
   // Bit kh * 3 + kw is set when row i's tap (kh, kw) lies inside the (upsampled) frame.
   template <class Gather>
   VAECONV_HD static uint32_t row_mask(const Gather& g, int i) {
-    uint32_t cols = 0, mask = 0;
-VAECONV_UNROLL
-    for (int kw = 0; kw < 3; ++kw)
-      cols |= uint32_t(unsigned(g.iw0[i] + kw) < unsigned(g.w_up)) << kw;
-VAECONV_UNROLL
-    for (int kh = 0; kh < 3; ++kh)
-      if (unsigned(g.ih0[i] + kh) < unsigned(g.h_up)) mask |= cols << (3 * kh);
-    return g.row_ok[i] ? mask : 0u;
+    return g.taps_in_frame[i];
   }
   VAECONV_HD bool valid(uint32_t row_mask, int e) const { return (row_mask >> tap[e]) & 1u; }
   // Element offset of row i's element e from the block's input view (meaningful when valid).
