@@ -78,6 +78,11 @@ std::vector<Extra> extra_cases() {
       // K = 72: two K tiles of the wide wgmma tile (BK 64), all its pipeline issues up front.
       {"causal_cin8_two_k_tiles", ConvDesc::causal3x3x3(1, 1, 23, 19, 8, 96), res},
       {"causal_cin5_cout7", ConvDesc::causal3x3x3(1, 1, 13, 9, 5, 7), res},
+      // More block tiles of the wide tile (414, 276, 296) than an H200 holds at once (264): the
+      // persistent grid's blocks compute several tiles each, crossing frames and batch items.
+      {"causal_video_persistent", ConvDesc::causal3x3x3(2, 3, 130, 67, 64, 96), res},
+      {"down_persistent", ConvDesc::downsample(2, 2, 260, 134, 96, 96), plain},
+      {"up_persistent", ConvDesc::upsample2x(2, 2, 50, 47, 64, 96), inplace},
       // Element-wise gather on the wide (Cout > 32) element-wise tile, every conv kind.
       {"down_cin5_wide", ConvDesc::downsample(1, 1, 19, 22, 5, 96), plain},
       {"up_cin3_wide_video", ConvDesc::upsample2x(1, 2, 9, 7, 3, 64), res},

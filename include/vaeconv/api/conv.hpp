@@ -19,30 +19,56 @@ namespace vaeconv {
 namespace detail {
 
 // Launches one kernel instance with its LDS; no static state is kept so threads stay safe.
+// persistent: the kernel loops over its grid's tiles, so the grid is cut to the blocks that are
+// resident at once (the device's multiprocessors times the kernel's occupancy, both asked of the
+// runtime per call: host queries, no device synchronization).
 template <class Policy, int kSmemBytes, class Fn>
-inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t stream) {
+inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t stream,
+                     bool persistent = false) {
   constexpr bool kDynamic = !Policy::ArchT::kStaticLds;
   constexpr int kDynamicBytes = kDynamic ? kSmemBytes : 0;
+  const auto failed = [](const char* what, hipError_t e) {
+    return Status(StatusCode::kRuntimeError, std::string(what) + hipGetErrorString(e));
+  };
   if constexpr (kDynamic && kSmemBytes > 48 * 1024) {
     // Raising the limit is idempotent and cheap.
     hipError_t e = hipFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                        hipFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-    if (e != hipSuccess) return Status(StatusCode::kRuntimeError, hipGetErrorString(e));
+    if (e != hipSuccess) return failed("", e);
+  }
+  if (persistent) {
+    int device = 0, sms = 0, per_sm = 0;
+    hipError_t e = hipGetDevice(&device);
+    if (e == hipSuccess)
+      e = hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device);
+    if (e == hipSuccess)
+      e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, Policy::kThreads,
+                                                       kDynamicBytes);
+    if (e != hipSuccess) return failed("occupancy query failed: ", e);
+    const int64_t resident = int64_t(sms) * per_sm;
+    if (resident > 0 && resident < int64_t(grid.x)) grid.x = unsigned(resident);
   }
   fn<<<grid, dim3(Policy::kThreads, 1, 1), kDynamicBytes, stream>>>(p);
   const hipError_t e = hipGetLastError();
-  if (e != hipSuccess)
-    return Status(StatusCode::kRuntimeError, std::string("launch failed: ") + hipGetErrorString(e));
+  if (e != hipSuccess) return failed("launch failed: ", e);
   return Status::Ok();
 }
 
+// The conv kernel: one tile per block, or a persistent grid when the kernel overlaps a tile's
+// epilogue with the next tile's copies (ConvKernel::kOverlapEpilogue).
 template <class Policy, class Geo, bool kVector>
 inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using Kernel = kernel::ConvKernel<Policy, Geo, kVector>;
-  const kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
-  const dim3 grid(unsigned(p.m_blocks) * unsigned(p.n_tiles), unsigned(d.n * d.out_t()), 1);
-  return launch<Policy, Kernel::kSmemBytes>(&kernel::conv_kernel<Policy, Geo, kVector>, grid, p,
-                                            stream);
+  kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
+  const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
+  if (tiles > detail::kInt31)
+    return Status(StatusCode::kOverflow, "more than 2^31 - 1 block tiles of " +
+                                             std::to_string(Policy::BM) + " pixels x " +
+                                             std::to_string(Policy::BN) + " channels");
+  p.tiles = int(tiles);
+  return launch<Policy, Kernel::kSmemBytes>(&kernel::conv_kernel<Policy, Geo, kVector>,
+                                            dim3(unsigned(tiles), 1, 1), p, stream,
+                                            Kernel::kOverlapEpilogue);
 }
 
 // The tap-reduce kernel: one block per output patch of a frame.

@@ -106,17 +106,32 @@ VAECONV_UNROLL
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int k_tiles, int wm0, int wn0,
       int lane, Issue& issue, Flush& flush) {
     Slot slot[kAhead];
-    // A promoting atom's per-tile partial sums (a single unused atom otherwise).
-    FragC part[kPromote ? Policy::kAtomsM : 1][kPromote ? Policy::kAtomsN : 1];
-    zero(acc);
-    if constexpr (kPromote) zero(part);
+    prologue(slot, k_tiles, issue);
+    mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+  }
 
-    // Prologue: tiles 0 .. kAhead-1 in flight.
+  // run() in two parts, for a kernel that overlaps one tile's epilogue with the next tile's
+  // first copies: prologue() starts the copies of K tiles 0 .. kAhead-1 into buffers
+  // 0 .. kAhead-1 (the rest of the LDS stays untouched until mainloop()'s first barrier);
+  // mainloop() computes, given the same slots.
+  template <class Issue>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void prologue(Slot (&slot)[kAhead], int k_tiles,
+                                                           Issue& issue) {
 VAECONV_UNROLL
     for (int s = 0; s < kAhead; ++s) {
       if (s < k_tiles) issue(s, slot[s]);
       else Arch::commit();  // keep the group count uniform for wait<>
     }
+  }
+
+  template <class Issue, class Flush>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void mainloop(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int k_tiles, int wm0, int wn0,
+      int lane, Slot (&slot)[kAhead], Issue& issue, Flush& flush) {
+    // A promoting atom's per-tile partial sums (a single unused atom otherwise).
+    FragC part[kPromote ? Policy::kAtomsM : 1][kPromote ? Policy::kAtomsN : 1];
+    zero(acc);
+    if constexpr (kPromote) zero(part);
 
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int s = Schedule::buffer(kt);

@@ -5,8 +5,13 @@
 //   Pipeline  kStages LDS buffers and the atom loop, shared with every kernel (block_gemm.hpp)
 //   Epilogue  bias + residual + coalesced NHWC bf16 store (epilogue.hpp)
 //
-// Block (x, y): y is one output frame (n, ot); x enumerates (pixel block, Cout tile) with the Cout
-// tiles of one pixel block adjacent, so they share the input rows in L2.
+// Tiles: tile i is (pixel block, Cout tile) i % tiles_per_frame of output frame (n, ot) =
+// i / tiles_per_frame, with the Cout tiles of one pixel block adjacent, so they share the input
+// rows in L2. Block b computes tiles b, b + gridDim.x, ...: one tile per block when the grid
+// covers them all, or several (a persistent grid, one block per resident slot) when the policy
+// can overlap a tile's epilogue with the next tile's first copies (kOverlapEpilogue): the next
+// tile's prologue then fills buffers 0 .. kAhead-1 while the epilogue stages its accumulators
+// in the buffers above them, so the pipeline does not drain and refill between tiles.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -32,21 +37,39 @@ struct ConvKernel {
                                         ? Policy::kPipelineBytes
                                         : EpilogueShape<Policy>::kBytes;
 
+  // Tile i's block coordinates (the tile order in the header comment).
+  VAECONV_DEVICE static BlockCoord tile_coord(const ConvParams& p, int i) {
+    const int per_frame = p.m_blocks * p.n_tiles;
+    return block_coord(p, i % per_frame, i / per_frame, Policy::BM, Policy::BN);
+  }
+
+  // The epilogue's staging fits above the prologue's buffers.
+  static constexpr int kAheadBytes = Gemm::kAhead * Policy::kStageBytes;
+  static constexpr bool kOverlapEpilogue =
+      EpilogueShape<Policy>::kBytes <= Policy::kPipelineBytes - kAheadBytes;
+
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    const BlockCoord b = block_coord(p, blockIdx.x, blockIdx.y, Policy::BM, Policy::BN);
+    int tile = blockIdx.x;
+    if (tile >= p.tiles) return;
+    BlockCoord b = tile_coord(p, tile);
 
     // Copy roles: thread -> (row0, chunk) of both operand tiles.
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
     ConvGather<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes> ga;
     WeightGather<kRowsB, kRowStep, Policy::BK, kElemBytes> gb;
-    ga.init(p, b, row0, chunk);
-    gb.init(b, row0, chunk);
-    const char* x_frame = static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, b);
-    const auto view_a = Arch::make_view(x_frame, p.x_view_bytes);
+    const char* x_frame = nullptr;
+    auto view_a = Arch::make_view(p.x, p.x_view_bytes);
     const auto view_b = Arch::make_view(p.w, p.w_view_bytes);
+    // Points the gathers at K tile 0 of block tile b.
+    auto start_tile = [&]() VAECONV_FORCE_INLINE_LAMBDA {
+      ga.init(p, b, row0, chunk);
+      gb.init(b, row0, chunk);
+      x_frame = static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, b);
+      view_a = Arch::make_view(x_frame, p.x_view_bytes);
+    };
 
     // Issues the copy of K tile `kt` (the gathers' current position) into LDS buffer `s`.
     auto issue = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
@@ -88,8 +111,28 @@ VAECONV_UNROLL
     const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
     const int k_tiles = (p.k + Policy::BK - 1) / Policy::BK;
-    Gemm::run(acc, smem, k_tiles, wm0, wn0, lane, issue, flush);
-    Epilogue<Policy>::run(p, b, acc, wm0, wn0, lane, reinterpret_cast<float*>(smem));
+    float* staging = reinterpret_cast<float*>(smem + (kOverlapEpilogue ? kAheadBytes : 0));
+    Slot slot[Gemm::kAhead];
+    start_tile();
+    Gemm::prologue(slot, k_tiles, issue);
+    for (;;) {
+      Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+      const BlockCoord done = b;
+      const int next = tile + int(gridDim.x);
+      const bool more = next < p.tiles;
+      if (more) {
+        tile = next;
+        b = tile_coord(p, tile);
+        start_tile();
+        if constexpr (kOverlapEpilogue) Gemm::prologue(slot, k_tiles, issue);
+      }
+      Epilogue<Policy>::run(p, done, acc, wm0, wn0, lane, staging);
+      if (!more) break;
+      if constexpr (!kOverlapEpilogue) {
+        __syncthreads();  // the staging is read by all threads before the buffers refill
+        Gemm::prologue(slot, k_tiles, issue);
+      }
+    }
   }
 };
 
