@@ -17,9 +17,10 @@ namespace vaeconv {
 namespace {
 
 // The sizes EpilogueShape reads from a TilePolicy.
-template <int BM_, int BN_, int kPipelineBytes_, int kAtomN>
+template <int BM_, int BN_, int kPipelineBytes_, int kAtomN, int kAheadBytes_ = kPipelineBytes_>
 struct FakePolicy {
   static constexpr int BM = BM_, BN = BN_, kPipelineBytes = kPipelineBytes_;
+  static constexpr int kAheadBytes = kAheadBytes_;  // default: no room above the copies ahead
   struct AtomT {
     static constexpr int kN = kAtomN;
   };
@@ -55,6 +56,11 @@ struct AtomOf {
 template <int W>
 struct ArchOf {
   static constexpr int kWaveSize = W;
+};
+// A wgmma-like atom: reads LDS itself, optionally promoting each K tile (e4m3).
+template <class L, bool kPromote>
+struct LdsAtomOf : AtomOf<L> {
+  static constexpr bool kOperandsFromLds = true, kPromoteEachTile = kPromote;
 };
 
 template <class P>
@@ -130,6 +136,28 @@ TEST(EpilogueShape, ScatterAndStoreCoverEveryShippedTileOnce) {
             "");
   EXPECT_EQ((replay_epilogue<PolicyOf<TileShape<128, 48, 32, 4, 1, 2>, 32, MmaM16N16K16Bf16>>()),
             "");
+}
+
+// The persistent conv kernel overlaps a tile's epilogue with the next tile's first copies only
+// when the staging fits above the buffers of the K tiles copied ahead (ConvKernel).
+TEST(EpilogueShape, StagingAboveTheCopiesAhead) {
+  using namespace vaeconv::layout;
+  using kernel::TileShape;
+  // NVIDIA bf16 wide wgmma 128 x 96 x 64, 4 stages, one batch in flight: two 28 KiB buffers
+  // ahead, 51.2 KB of staging in the other two.
+  using Bf16Wide = kernel::TilePolicy<TileShape<128, 96, 64, 2, 1, 4, 2>, ArchOf<32>,
+                                      LdsAtomOf<WgmmaM64<96, 2>, false>>;
+  static_assert(Bf16Wide::kBatchesInFlight == 1 && Bf16Wide::kAheadBytes == 2 * 28672, "");
+  EXPECT_TRUE(kernel::EpilogueShape<Bf16Wide>::kFitsAboveAhead);
+  // FP8 wide (promoting: no batch in flight, three 10 KiB buffers ahead of one): 25.6 KB of
+  // staging does not fit in 10 KiB.
+  using Fp8Wide = kernel::TilePolicy<TileShape<64, 96, 64, 1, 1, 4, 3>, ArchOf<32>,
+                                     LdsAtomOf<WgmmaM64<96, 1>, true>>;
+  static_assert(Fp8Wide::kBatchesInFlight == 0 && Fp8Wide::kAheadBytes == 3 * 10240, "");
+  EXPECT_FALSE(kernel::EpilogueShape<Fp8Wide>::kFitsAboveAhead);
+  // AMD wide (2 stages, one buffer ahead): three 18.4 KB slabs, 14 KiB free: no overlap.
+  EXPECT_FALSE((kernel::EpilogueShape<
+                PolicyOf<TileShape<128, 96, 32, 4, 1, 2>, 64, Mfma32x32x16Bf16>>::kFitsAboveAhead));
 }
 
 }  // namespace

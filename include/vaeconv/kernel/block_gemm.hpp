@@ -94,7 +94,7 @@ VAECONV_UNROLL
   // (pipeline_schedule.hpp). A promoting atom (fp8 wgmma) waits for each batch instead: its
   // partial sum is added into the fp32 accumulators before the next batch reuses its registers.
   static constexpr bool kPromote = Policy::kPromoteEachTile;
-  static constexpr int kInFlight = Policy::kAtomReadsLds && !kPromote ? 1 : 0;
+  static constexpr int kInFlight = Policy::kBatchesInFlight;
   using Schedule = PipelineSchedule<Policy::kStages, kInFlight>;
   static constexpr int kAhead = Schedule::kAhead;
   static_assert(Policy::kAtomReadsLds || !kPromote, "promotion is for LDS atoms");

@@ -44,9 +44,8 @@ struct ConvKernel {
   }
 
   // The epilogue's staging fits above the prologue's buffers.
-  static constexpr int kAheadBytes = Gemm::kAhead * Policy::kStageBytes;
-  static constexpr bool kOverlapEpilogue =
-      EpilogueShape<Policy>::kBytes <= Policy::kPipelineBytes - kAheadBytes;
+  static constexpr bool kOverlapEpilogue = EpilogueShape<Policy>::kFitsAboveAhead;
+  static_assert(Gemm::kAhead * Policy::kStageBytes == Policy::kAheadBytes, "one pipeline depth");
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
@@ -111,7 +110,8 @@ VAECONV_UNROLL
     const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
     const int k_tiles = (p.k + Policy::BK - 1) / Policy::BK;
-    float* staging = reinterpret_cast<float*>(smem + (kOverlapEpilogue ? kAheadBytes : 0));
+    float* staging =
+        reinterpret_cast<float*>(smem + (kOverlapEpilogue ? Policy::kAheadBytes : 0));
     Slot slot[Gemm::kAhead];
     start_tile();
     Gemm::prologue(slot, k_tiles, issue);

@@ -32,6 +32,9 @@ struct EpilogueShape {
   static constexpr int kSlabs = Policy::BN / kSlabCols;
   static constexpr int kRowFloats = kSlabCols + kPadFloats;
   static constexpr int kBytes = bytes(kSlabCols);
+  // The staging also fits above the buffers of the K tiles copied ahead (Policy::kAheadBytes):
+  // a kernel may then stage it while the next tile's first copies land (conv_kernel.hpp).
+  static constexpr bool kFitsAboveAhead = kBytes <= Policy::kPipelineBytes - Policy::kAheadBytes;
   static constexpr int kChunksPerRow = kSlabCols / 8;  // 8-channel store chunks per slab row
   static_assert(Policy::BN % kSlabCols == 0, "slabs tile BN");
   static_assert(kSlabCols % Policy::AtomT::kN == 0 && kSlabCols % 8 == 0,

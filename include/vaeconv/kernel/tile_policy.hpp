@@ -80,6 +80,11 @@ struct TilePolicy : Shape {
   static constexpr int kTileBytesB = Shape::BN * Shape::BK * kElemBytes;
   static constexpr int kStageBytes = kTileBytesA + kTileBytesB;
   static constexpr int kPipelineBytes = kStageBytes * Shape::kStages;
+  // The K pipeline's depth (pipeline_schedule.hpp): batches an asynchronous atom leaves in flight
+  // across a barrier (a promoting one waits for each), and the LDS of the K tiles copied ahead of
+  // the one computed, buffers 0 .. kAhead-1 while a block starts a tile.
+  static constexpr int kBatchesInFlight = kAtomReadsLds && !kPromoteEachTile ? 1 : 0;
+  static constexpr int kAheadBytes = (Shape::kStages - 1 - kBatchesInFlight) * kStageBytes;
 };
 
 }  // namespace vaeconv::kernel
