@@ -57,11 +57,10 @@ template <int W>
 struct ArchOf {
   static constexpr int kWaveSize = W;
 };
-// A wgmma-like atom: reads LDS itself, optionally promoting every kPromoteK_ K elements (e4m3).
-template <class L, int kPromoteK_>
+// A wgmma-like atom: reads LDS itself, optionally promoting each K tile (e4m3).
+template <class L, bool kPromote>
 struct LdsAtomOf : AtomOf<L> {
-  static constexpr bool kOperandsFromLds = true;
-  static constexpr int kPromoteK = kPromoteK_;
+  static constexpr bool kOperandsFromLds = true, kPromoteEachTile = kPromote;
 };
 
 template <class P>
@@ -147,20 +146,15 @@ TEST(EpilogueShape, StagingAboveTheCopiesAhead) {
   // NVIDIA bf16 wide wgmma 128 x 96 x 64, 4 stages, one batch in flight: two 28 KiB buffers
   // ahead, 51.2 KB of staging in the other two.
   using Bf16Wide = kernel::TilePolicy<TileShape<128, 96, 64, 2, 1, 4, 2>, ArchOf<32>,
-                                      LdsAtomOf<WgmmaM64<96, 2>, 0>>;
+                                      LdsAtomOf<WgmmaM64<96, 2>, false>>;
   static_assert(Bf16Wide::kBatchesInFlight == 1 && Bf16Wide::kAheadBytes == 2 * 28672, "");
   EXPECT_TRUE(kernel::EpilogueShape<Bf16Wide>::kFitsAboveAhead);
-  // FP8 wide, promoting every 128 K elements (two K tiles, one batch in flight between them):
-  // two 10 KiB buffers ahead, 25.6 KB of staging does not fit in the other two.
+  // FP8 wide (promoting: no batch in flight, three 10 KiB buffers ahead of one): 25.6 KB of
+  // staging does not fit in 10 KiB.
   using Fp8Wide = kernel::TilePolicy<TileShape<64, 96, 64, 1, 1, 4, 3>, ArchOf<32>,
-                                     LdsAtomOf<WgmmaM64<96, 1>, 128>>;
-  static_assert(Fp8Wide::kPromoteTiles == 2 && Fp8Wide::kBatchesInFlight == 1 &&
-                    Fp8Wide::kAheadBytes == 2 * 10240, "");
+                                     LdsAtomOf<WgmmaM64<96, 1>, true>>;
+  static_assert(Fp8Wide::kBatchesInFlight == 0 && Fp8Wide::kAheadBytes == 3 * 10240, "");
   EXPECT_FALSE(kernel::EpilogueShape<Fp8Wide>::kFitsAboveAhead);
-  // Promoting after every K tile waits for each batch: three buffers ahead.
-  using Fp8EveryTile = kernel::TilePolicy<TileShape<64, 96, 64, 1, 1, 4, 3>, ArchOf<32>,
-                                          LdsAtomOf<WgmmaM64<96, 1>, 64>>;
-  static_assert(Fp8EveryTile::kPromoteTiles == 1 && Fp8EveryTile::kBatchesInFlight == 0, "");
   // AMD wide (2 stages, one buffer ahead): three 18.4 KB slabs, 14 KiB free: no overlap.
   EXPECT_FALSE((kernel::EpilogueShape<
                 PolicyOf<TileShape<128, 96, 32, 4, 1, 2>, 64, Mfma32x32x16Bf16>>::kFitsAboveAhead));

@@ -11,8 +11,8 @@
 //   mma(c, a, b, acc)   one m64nNk16 (bf16) or m64nNk32 (e4m3) on the operand blocks at shared
 //                       addresses a and b of K-major swizzled tiles with rows of kRowBytes,
 //                       adding into c when acc is 1 and overwriting it when 0;
-//   kPromoteK           nonzero: sums of at most this many K elements must go to separate
-//                       registers that the pipeline adds into fp32 accumulators (fp8: below);
+//   kPromoteEachTile    the batch of a K tile must go to separate registers that the pipeline
+//                       adds into the fp32 accumulators (fp8: see below);
 //   commit_batch()      closes the K tile's group;
 //   wait_batches<P>()   until at most P groups are in flight: the stages the retired groups read
 //                       are free again, and so are their accumulators after fence_operands().
@@ -135,11 +135,10 @@ struct WgmmaAtom {
   static constexpr bool kOperandsFromLds = true;
   // e4m3 wgmma adds its products into D with less than fp32 precision (the H200 GPU suite: with
   // K = 2592, 33 of 92160 fp8 outputs landed more than one e4m3 step from the exact result, which
-  // the mma.sync atom never did). So fp8 batches compute partial sums of at most kPromoteK K
-  // elements (scale_d = 0 on the first step of each) and the pipeline adds them into fp32
-  // accumulators: the "promotion" of CUTLASS's FP8 kernels, every 128 K elements as in
-  // DeepSeek-V3's report (every 64 until session 6: docs/perf-notes.md).
-  static constexpr int kPromoteK = kFp8 ? 128 : 0;
+  // the mma.sync atom never did). So an fp8 batch computes a K tile's partial sum alone
+  // (scale_d = 0 on its first step) and the pipeline adds it into fp32 accumulators: the
+  // "promotion" of CUTLASS's FP8 kernels and of DeepSeek-V3's report, every 64 K elements here.
+  static constexpr bool kPromoteEachTile = kFp8;
   struct FragC { float v[Layout::kCElems]; };
   static_assert(N == 64 || N == 96 || N == 128 || N == 192, "instantiated widths (see the asm)");
 

@@ -91,11 +91,9 @@ VAECONV_UNROLL
 
   // Atom groups of an asynchronous atom (wgmma) keep one K tile's batch in flight while the next
   // tile's barrier passes, so the copy refills the buffer of tile kt - 2 instead of kt - 1
-  // (pipeline_schedule.hpp). A promoting atom (fp8 wgmma) sums kPromoteTiles K tiles into a
-  // partial sum, then drains (waits for every batch) and adds it into the fp32 accumulators
-  // before the next tile's batch overwrites it; within a group a batch stays in flight.
-  static constexpr int kPromoteTiles = Policy::kPromoteTiles;
-  static constexpr bool kPromote = kPromoteTiles > 0;
+  // (pipeline_schedule.hpp). A promoting atom (fp8 wgmma) waits for each batch instead: its
+  // partial sum is added into the fp32 accumulators before the next batch reuses its registers.
+  static constexpr bool kPromote = Policy::kPromoteEachTile;
   static constexpr int kInFlight = Policy::kBatchesInFlight;
   using Schedule = PipelineSchedule<Policy::kStages, kInFlight>;
   static constexpr int kAhead = Schedule::kAhead;
@@ -139,18 +137,12 @@ VAECONV_UNROLL
       const int s = Schedule::buffer(kt);
       Arch::template wait<Schedule::kPendingCopies>();
       flush(s, slot[Schedule::slot(kt)]);
-      // A promoting atom starts a new partial sum at tiles kt % kPromoteTiles == 0.
-      const bool group_start = kPromote && kt % (kPromote ? kPromoteTiles : 1) == 0;
       if constexpr (Policy::kAtomReadsLds) {
         Atom::publish_lds();  // this thread's writes to stage s, visible to the tensor cores
-        if (group_start) {
-          // The previous group's batches all retired: fold its partial sum.
-          Atom::template wait_batches<0>();
+        // Retires tile kt - 1 - kInFlight: its buffer may refill after the barrier.
+        Atom::template wait_batches<kInFlight>();
+        if constexpr (kPromote)
           if (kt > 0) promote(acc, part);
-        } else {
-          // Retires tile kt - 1 - kInFlight: its buffer may refill after the barrier.
-          Atom::template wait_batches<kInFlight>();
-        }
       }
       __syncthreads();
       // Buffer (kt - 1 - kInFlight) % kStages was last read before this barrier: refill it.
@@ -159,7 +151,7 @@ VAECONV_UNROLL
       else Arch::commit();
 
       if constexpr (Policy::kAtomReadsLds) {
-        if constexpr (kPromote) mma_stage_from_lds(part, smem, s, wm0, wn0, group_start ? 0 : 1);
+        if constexpr (kPromote) mma_stage_from_lds(part, smem, s, wm0, wn0, 0);
         else mma_stage_from_lds(acc, smem, s, wm0, wn0, 1);
       } else {
         mma_stage_fragments(acc, smem, s, wm0, wn0, lane);

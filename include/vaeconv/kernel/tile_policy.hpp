@@ -24,13 +24,12 @@ template <class Atom, class = void>
 struct AtomReadsLds : std::false_type {};
 template <class Atom>
 struct AtomReadsLds<Atom, std::enable_if_t<Atom::kOperandsFromLds>> : std::true_type {};
-// ... and, when their accumulation is not fp32-exact, after how many K elements a partial sum
-// must be added into the fp32 accumulators (kPromoteK: e4m3 wgmma; 0 = never).
+// ... and, when their accumulation is not fp32-exact, that each K tile's batch must be added into
+// the fp32 accumulators separately (kPromoteEachTile: e4m3 wgmma).
 template <class Atom, class = void>
-struct AtomPromoteK : std::integral_constant<int, 0> {};
+struct AtomPromotesEachTile : std::false_type {};
 template <class Atom>
-struct AtomPromoteK<Atom, std::enable_if_t<(Atom::kPromoteK > 0)>>
-    : std::integral_constant<int, Atom::kPromoteK> {};
+struct AtomPromotesEachTile<Atom, std::enable_if_t<Atom::kPromoteEachTile>> : std::true_type {};
 
 // MinBlocks: the blocks per SM/CU the compiler must leave registers for (__launch_bounds__'s
 // second argument). The mma.sync atom's fixed issue latency needs several warps per scheduler to
@@ -54,10 +53,7 @@ struct TilePolicy : Shape {
   static constexpr int kWaveSize = Atom::Layout::kLanes;  // threads of one atom group
   static_assert(kWaveSize % Arch::kWaveSize == 0, "an atom group is whole waves");
   static constexpr bool kAtomReadsLds = AtomReadsLds<Atom>::value;
-  // K tiles summed per promotion (0: the atom accumulates in fp32 itself).
-  static constexpr int kPromoteTiles =
-      AtomPromoteK<Atom>::value == 0 ? 0
-      : AtomPromoteK<Atom>::value < Shape::BK ? 1 : AtomPromoteK<Atom>::value / Shape::BK;
+  static constexpr bool kPromoteEachTile = AtomPromotesEachTile<Atom>::value;
   static constexpr int kElemBytes = Atom::Layout::kElemBytes;   // 2 (bf16) or 1 (fp8)
   static constexpr int kChunkElems = 16 / kElemBytes;           // elements per 16-byte chunk
   static constexpr int kChunksK = Shape::BK / kChunkElems;      // chunks per LDS row
@@ -85,9 +81,9 @@ struct TilePolicy : Shape {
   static constexpr int kStageBytes = kTileBytesA + kTileBytesB;
   static constexpr int kPipelineBytes = kStageBytes * Shape::kStages;
   // The K pipeline's depth (pipeline_schedule.hpp): batches an asynchronous atom leaves in flight
-  // across a barrier (one promoting after every K tile waits for each), and the LDS of the K
-  // tiles copied ahead of the one computed, buffers 0 .. kAhead-1 while a block starts a tile.
-  static constexpr int kBatchesInFlight = kAtomReadsLds && kPromoteTiles != 1 ? 1 : 0;
+  // across a barrier (a promoting one waits for each), and the LDS of the K tiles copied ahead of
+  // the one computed, buffers 0 .. kAhead-1 while a block starts a tile.
+  static constexpr int kBatchesInFlight = kAtomReadsLds && !kPromoteEachTile ? 1 : 0;
   static constexpr int kAheadBytes = (Shape::kStages - 1 - kBatchesInFlight) * kStageBytes;
 };
 
