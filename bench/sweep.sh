@@ -9,7 +9,8 @@
 # instead of the wide BF16 one (BK in fp8 elements); flag "tr" makes it the BF16 tap-reduce tile
 # (BN = 32; the halo is BM / 16 rows of 16 pixels); flag "el" the BF16 wide element-wise tile
 # (Cin not a multiple of 8: enc_conv_in); flag "mma" builds the wide tiles on mma.sync instead of
-# wgmma (then warpsM/warpsN count warps; with wgmma they count warpgroups).
+# wgmma (then warpsM/warpsN count warps; with wgmma they count warpgroups); flags "noepi",
+# "nomma" and "nocopy" are timing experiments that leave that stage out of every conv kernel.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CANDIDATES=(${VAECONV_SWEEP:-"128,96,32,2,2,4,mb3" "192,96,32,2,2,4" "128,128,32,2,2,4" "96,96,32,2,2,4,mb4" "192,96,64,2,2,4,fp8" "128,96,64,2,2,4,fp8"})
@@ -28,6 +29,11 @@ case "${1:-}" in
           tr) flags+=" -DVAECONV_SWEEP_TR=1" ;;
           el) flags+=" -DVAECONV_SWEEP_EL=1" ;;
           mma) flags+=" -DVAECONV_SWEEP_MMA=1" ;;
+          # Timing experiments (outputs wrong by design, the bench then skips its check): leave
+          # the epilogue, the matrix instructions or the operand copies out of the conv kernel.
+          noepi) flags+=" -DVAECONV_EXPERIMENT=1 -DVAECONV_EXPERIMENT_NO_EPILOGUE=1" ;;
+          nomma) flags+=" -DVAECONV_EXPERIMENT=1 -DVAECONV_EXPERIMENT_NO_MMA=1" ;;
+          nocopy) flags+=" -DVAECONV_EXPERIMENT=1 -DVAECONV_EXPERIMENT_NO_COPY=1" ;;
           mb*) flags+=" -DVAECONV_SWEEP_MB=${f#mb}" ;;
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac

@@ -150,12 +150,14 @@ VAECONV_UNROLL
       if (next < k_tiles) issue(Schedule::buffer(next), slot[Schedule::slot(next)]);
       else Arch::commit();
 
+#if !defined(VAECONV_EXPERIMENT_NO_MMA)  // bench/sweep.sh flag nomma (timing experiments)
       if constexpr (Policy::kAtomReadsLds) {
         if constexpr (kPromote) mma_stage_from_lds(part, smem, s, wm0, wn0, 0);
         else mma_stage_from_lds(acc, smem, s, wm0, wn0, 1);
       } else {
         mma_stage_fragments(acc, smem, s, wm0, wn0, lane);
       }
+#endif
     }
     Arch::template wait<0>();
     if constexpr (Policy::kAtomReadsLds) {

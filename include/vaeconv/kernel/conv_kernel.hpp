@@ -72,6 +72,11 @@ struct ConvKernel {
 
     // Issues the copy of K tile `kt` (the gathers' current position) into LDS buffer `s`.
     auto issue = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
+#if defined(VAECONV_EXPERIMENT_NO_COPY)  // bench/sweep.sh flag nocopy (timing experiments)
+      (void)s; (void)sl;
+      Arch::commit();
+      return;
+#endif
       if constexpr (kVectorGather) {
         Gemm::copy_a(sl, smem, s, row0, chunk, ga, view_a);
       } else {
@@ -110,29 +115,39 @@ VAECONV_UNROLL
     const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
     const int k_tiles = (p.k + Policy::BK - 1) / Policy::BK;
-    float* staging =
-        reinterpret_cast<float*>(smem + (kOverlapEpilogue ? Policy::kAheadBytes : 0));
     Slot slot[Gemm::kAhead];
     start_tile();
     Gemm::prologue(slot, k_tiles, issue);
-    for (;;) {
+    if constexpr (!kOverlapEpilogue) {  // one tile per block: the grid covers every tile
+      Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+      epilogue(p, b, acc, wm0, wn0, lane, smem);
+      return;
+    }
+    for (;;) {  // a persistent block: tiles blockIdx.x, blockIdx.x + gridDim.x, ...
       Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
       const BlockCoord done = b;
-      const int next = tile + int(gridDim.x);
-      const bool more = next < p.tiles;
-      if (more) {
-        tile = next;
+      tile += int(gridDim.x);
+      const bool more = tile < p.tiles;
+      if (more) {  // the next tile's first K tiles land in buffers 0 .. kAhead-1 meanwhile
         b = tile_coord(p, tile);
         start_tile();
-        if constexpr (kOverlapEpilogue) Gemm::prologue(slot, k_tiles, issue);
-      }
-      Epilogue<Policy>::run(p, done, acc, wm0, wn0, lane, staging);
-      if (!more) break;
-      if constexpr (!kOverlapEpilogue) {
-        __syncthreads();  // the staging is read by all threads before the buffers refill
         Gemm::prologue(slot, k_tiles, issue);
       }
+      epilogue(p, done, acc, wm0, wn0, lane, smem + Policy::kAheadBytes);
+      if (!more) break;
     }
+  }
+
+ private:
+  template <class FragC>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void epilogue(
+      const ConvParams& p, const BlockCoord& b, FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
+      int wm0, int wn0, int lane, char* staging) {
+#if !defined(VAECONV_EXPERIMENT_NO_EPILOGUE)  // bench/sweep.sh flag noepi (timing experiments)
+    Epilogue<Policy>::run(p, b, acc, wm0, wn0, lane, reinterpret_cast<float*>(staging));
+#else
+    (void)p; (void)b; (void)acc; (void)wm0; (void)wn0; (void)lane; (void)staging;
+#endif
   }
 };
 
