@@ -121,20 +121,20 @@ VAECONV_UNROLL
     if constexpr (!kOverlapEpilogue) {  // one tile per block: the grid covers every tile
       Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
       epilogue(p, b, acc, wm0, wn0, lane, smem);
-      return;
-    }
-    for (;;) {  // a persistent block: tiles blockIdx.x, blockIdx.x + gridDim.x, ...
-      Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
-      const BlockCoord done = b;
-      tile += int(gridDim.x);
-      const bool more = tile < p.tiles;
-      if (more) {  // the next tile's first K tiles land in buffers 0 .. kAhead-1 meanwhile
-        b = tile_coord(p, tile);
-        start_tile();
-        Gemm::prologue(slot, k_tiles, issue);
+    } else {
+      for (;;) {  // a persistent block: tiles blockIdx.x, blockIdx.x + gridDim.x, ...
+        Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+        const BlockCoord done = b;
+        tile += int(gridDim.x);
+        const bool more = tile < p.tiles;
+        if (more) {  // the next tile's first K tiles land in buffers 0 .. kAhead-1 meanwhile
+          b = tile_coord(p, tile);
+          start_tile();
+          Gemm::prologue(slot, k_tiles, issue);
+        }
+        epilogue(p, done, acc, wm0, wn0, lane, smem + Policy::kAheadBytes);
+        if (!more) break;
       }
-      epilogue(p, done, acc, wm0, wn0, lane, smem + Policy::kAheadBytes);
-      if (!more) break;
     }
   }
 
