@@ -551,7 +551,12 @@ int main(int argc, char** argv) {
       }
     }
     if (ok) {
+#if defined(VAECONV_EXPERIMENT)
+      std::printf(" UNCHECKED experiment (%lld of %lld sampled outputs wrong)",
+                  static_cast<long long>(r.sample_bad), static_cast<long long>(r.sampled));
+#else
       std::printf(" ok (%lld sampled)", static_cast<long long>(r.sampled));
+#endif
     } else {
       std::printf(" FAILED: %s (%lld of %lld sampled outputs bad)", r.error.c_str(),
                   static_cast<long long>(r.sample_bad), static_cast<long long>(r.sampled));

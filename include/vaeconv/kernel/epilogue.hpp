@@ -54,6 +54,9 @@ struct Epilogue {
     const bool dequant = p.x_scale != nullptr;
     const float acc_scale = dequant ? p.x_scale[0] * Atom::acc_scale() : 1.f;
     const float y_scale = p.y_fp8 ? p.y_scale[0] : 1.f;
+    // A frame's rows packed back to back (every dense output): pixel m sits at m * out_sw, with
+    // no division of m into (oh, ow) per stored chunk.
+    const bool rows_packed = int64_t(p.out_sh) == int64_t(p.wo) * p.out_sw;
 
 VAECONV_UNROLL
     for (int s = 0; s < Shape::kSlabs; ++s) {
@@ -78,13 +81,20 @@ VAECONV_UNROLL
         const int m = b.m0 + row;
         const int n = b.n0 + col0 + cc;
         if (m >= p.frame_pixels || n >= p.cout) continue;
-        const int oh = m / p.wo, ow = m % p.wo;
-        const int64_t off = frame_out + int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw + n;
-        const float* src = stage + Shape::stage_index(row, col0 + cc, s);
+        int64_t off = frame_out + n;
+        if (rows_packed) {
+          off += int64_t(m) * p.out_sw;
+        } else {
+          const int oh = m / p.wo, ow = m % p.wo;
+          off += int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw;
+        }
+        // Two 16-byte LDS reads: rows are whole float4s and a chunk starts on 8 columns.
+        static_assert(Shape::kRowFloats % 4 == 0, "staged chunks are float4-aligned");
+        const float4* src =
+            reinterpret_cast<const float4*>(stage + Shape::stage_index(row, col0 + cc, s));
         const int ne = p.cout - n < 8 ? p.cout - n : 8;
-        float v[8];
-VAECONV_UNROLL
-        for (int e = 0; e < 8; ++e) v[e] = src[e];
+        const float4 lo = src[0], hi = src[1];
+        float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
         if (dequant) {
 VAECONV_UNROLL
           for (int e = 0; e < 8; ++e) v[e] *= acc_scale * (e < ne ? p.w_scale[n + e] : 0.f);
