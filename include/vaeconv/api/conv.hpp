@@ -9,6 +9,9 @@
 // choose_tile) and launches. It
 // allocates nothing, never synchronizes, and keeps no state: it is safe from several host threads.
 #pragma once
+#include <cstdint>
+#include <string>
+
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/kernel/conv_kernel.hpp"
@@ -17,6 +20,9 @@
 
 namespace vaeconv {
 namespace detail {
+
+// A persistent grid never exceeds this many blocks (far above any GPU's resident blocks).
+constexpr int64_t kMaxPersistentGrid = int64_t(1) << 20;
 
 // Launches one kernel instance with its LDS; no static state is kept so threads stay safe.
 // persistent: the kernel loops over its grid's tiles, so the grid is cut to the blocks that are
@@ -47,6 +53,7 @@ inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t
     if (e != hipSuccess) return failed("occupancy query failed: ", e);
     const int64_t resident = int64_t(sms) * per_sm;
     if (resident > 0 && resident < int64_t(grid.x)) grid.x = unsigned(resident);
+    if (grid.x > kMaxPersistentGrid) grid.x = kMaxPersistentGrid;  // see launch_tile
   }
   fn<<<grid, dim3(Policy::kThreads, 1, 1), kDynamicBytes, stream>>>(p);
   const hipError_t e = hipGetLastError();
@@ -55,16 +62,23 @@ inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t
 }
 
 // The conv kernel: one tile per block, or a persistent grid when the kernel overlaps a tile's
-// epilogue with the next tile's copies (ConvKernel::kOverlapEpilogue).
+// epilogue with the next tile's copies (ConvKernel::kOverlapEpilogue). Limits: the kernel's tile
+// index is an int that a persistent block advances by the grid (at most kMaxPersistentGrid), and
+// HIP launches at most 2^32 - 1 threads along x (its grid x times block size is 32-bit).
 template <class Policy, class Geo, bool kVector>
 inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using Kernel = kernel::ConvKernel<Policy, Geo, kVector>;
   kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
   const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
-  if (tiles > detail::kInt31)
-    return Status(StatusCode::kOverflow, "more than 2^31 - 1 block tiles of " +
-                                             std::to_string(Policy::BM) + " pixels x " +
-                                             std::to_string(Policy::BN) + " channels");
+  const std::string what = " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
+                           std::to_string(Policy::BN) + " channels";
+  if (tiles > detail::kInt31 - kMaxPersistentGrid)
+    return Status(StatusCode::kOverflow, "more than 2^31 - 2^20" + what);
+#if defined(VAECONV_BACKEND_HIP)
+  if (!Kernel::kOverlapEpilogue && tiles * Policy::kThreads > int64_t(UINT32_MAX))
+    return Status(StatusCode::kOverflow, "more than 2^32 - 1 threads (HIP's launch limit) in " +
+                                             std::to_string(tiles) + what);
+#endif
   p.tiles = int(tiles);
   return launch<Policy, Kernel::kSmemBytes>(&kernel::conv_kernel<Policy, Geo, kVector>,
                                             dim3(unsigned(tiles), 1, 1), p, stream,
