@@ -95,7 +95,7 @@ VAECONV_UNROLL
   // partial sum is added into the fp32 accumulators before the next batch reuses its registers.
   static constexpr bool kPromote = Policy::kPromoteEachTile;
   static constexpr int kInFlight = Policy::kBatchesInFlight;
-  using Schedule = PipelineSchedule<Policy::kStages, kInFlight>;
+  using Schedule = typename Policy::Schedule;
   static constexpr int kAhead = Schedule::kAhead;
   static_assert(Policy::kAtomReadsLds || !kPromote, "promotion is for LDS atoms");
 

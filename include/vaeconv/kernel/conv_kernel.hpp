@@ -45,7 +45,6 @@ struct ConvKernel {
 
   // The epilogue's staging fits above the prologue's buffers.
   static constexpr bool kOverlapEpilogue = EpilogueShape<Policy>::kFitsAboveAhead;
-  static_assert(Gemm::kAhead * Policy::kStageBytes == Policy::kAheadBytes, "one pipeline depth");
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;

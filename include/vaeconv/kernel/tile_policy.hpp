@@ -16,6 +16,8 @@
 #pragma once
 #include <type_traits>
 
+#include "vaeconv/kernel/pipeline_schedule.hpp"
+
 namespace vaeconv::kernel {
 
 // Atoms that read their operands from LDS themselves and run asynchronously (wgmma) say so with
@@ -84,7 +86,8 @@ struct TilePolicy : Shape {
   // across a barrier (a promoting one waits for each), and the LDS of the K tiles copied ahead of
   // the one computed, buffers 0 .. kAhead-1 while a block starts a tile.
   static constexpr int kBatchesInFlight = kAtomReadsLds && !kPromoteEachTile ? 1 : 0;
-  static constexpr int kAheadBytes = (Shape::kStages - 1 - kBatchesInFlight) * kStageBytes;
+  using Schedule = PipelineSchedule<Shape::kStages, kBatchesInFlight>;
+  static constexpr int kAheadBytes = Schedule::kAhead * kStageBytes;
 };
 
 }  // namespace vaeconv::kernel
