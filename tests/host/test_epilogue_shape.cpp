@@ -111,6 +111,112 @@ std::string replay_epilogue() {
 template <class Shape, int W, class L>
 using PolicyOf = kernel::TilePolicy<Shape, ArchOf<W>, AtomOf<L>>;
 
+// The same replay for the packed staging (Epilogue::run_packed): the whole tile in bf16, pairs of
+// adjacent columns in one 32-bit store where the layout has them, 16-byte chunks read back. Also
+// checks that the pair stores of one warp instruction (fixed atom and register, 32 lanes) hit 32
+// distinct banks, and that each stored chunk is 16-byte aligned.
+template <class P>
+std::string replay_packed() {
+  using S = kernel::EpilogueShape<P>;
+  using L = typename P::AtomT::Layout;
+  constexpr bool kPairs = kernel::c_pairs_along_n<L>();
+  const int stage_elems = S::kPackedBytes / 2;
+  std::vector<int> stage(static_cast<size_t>(stage_elems), -1);
+  for (int warp = 0; warp < P::kWarps; ++warp) {
+    const int wm0 = (warp % P::kWarpsM) * P::WTM, wn0 = (warp / P::kWarpsM) * P::WTN;
+    for (int i = 0; i < P::kAtomsM; ++i)
+      for (int j = 0; j < P::kAtomsN; ++j)
+        for (int r = 0; r < L::kCElems; r += kPairs ? 2 : 1) {
+          std::vector<int> bank_used(32, -1);
+          for (int lane = 0; lane < P::kWaveSize; ++lane) {
+            const int row = wm0 + i * P::AtomT::kM + L::c_row(lane, r);
+            const int col = wn0 + j * P::AtomT::kN + L::c_col(lane, r);
+            const int at = S::packed_index(row, col);
+            if (at < 0 || at + (kPairs ? 1 : 0) >= stage_elems) return "staging index out of range";
+            for (int e = 0; e < (kPairs ? 2 : 1); ++e) {
+              if (stage[static_cast<size_t>(at + e)] != -1) return "two accumulators, one slot";
+              stage[static_cast<size_t>(at + e)] = row * P::BN + col + e;
+            }
+            if (kPairs) {
+              if (at % 2 != 0) return "a pair store that is not 4-byte aligned";
+              const int lane32 = lane % 32, bank = (at / 2) % 32;  // one warp of the atom group
+              if (lane32 == 0) bank_used.assign(32, -1);
+              if (bank_used[static_cast<size_t>(bank)] != -1)
+                return "pair stores of lanes " + std::to_string(bank_used[static_cast<size_t>(bank)]) +
+                       " and " + std::to_string(lane32) + " share bank " + std::to_string(bank);
+              bank_used[static_cast<size_t>(bank)] = lane32;
+            }
+          }
+        }
+  }
+  std::vector<int> stored(static_cast<size_t>(P::BM * P::BN), 0);
+  for (int idx = 0; idx < P::BM * S::kPackedChunksPerRow; ++idx) {
+    const int row = S::packed_store_row(idx), col0 = S::packed_store_col(idx);
+    if ((S::packed_index(row, col0) * 2) % 16 != 0) return "a stored chunk not 16-byte aligned";
+    for (int e = 0; e < 8; ++e) {
+      const int col = col0 + e;
+      if (stage[static_cast<size_t>(S::packed_index(row, col))] != row * P::BN + col)
+        return "store of (" + std::to_string(row) + ", " + std::to_string(col) +
+               ") reads the wrong staged element";
+      ++stored[static_cast<size_t>(row * P::BN + col)];
+    }
+  }
+  for (int v : stored)
+    if (v != 1) return "an element stored " + std::to_string(v) + " times";
+  return "";
+}
+
+// Every shipped tile takes the packed staging (kPackedFits), and its index rules hold; a tile
+// that silently lost it would fall back to the fp32 slabs and only run slower.
+TEST(EpilogueShape, PackedStagingFitsAndCoversEveryShippedTileOnce) {
+  using namespace vaeconv::layout;
+  using kernel::TileShape;
+  static_assert(kernel::c_pairs_along_n<WgmmaM64<96, 2>>() &&
+                    kernel::c_pairs_along_n<MmaM16N16K16Bf16>() &&
+                    kernel::c_pairs_along_n<MmaM16N16K32Fp8>(),
+                "NVIDIA accumulators hold adjacent column pairs");
+  static_assert(!kernel::c_pairs_along_n<Mfma32x32x16Bf16>() &&
+                    !kernel::c_pairs_along_n<Mfma16x16x32Bf16>(),
+                "an MFMA lane holds one column");
+  // AMD: wide bf16 / fp8, narrow, tiny (2 stages).
+  using AmdWide = PolicyOf<TileShape<128, 96, 32, 4, 1, 2>, 64, Mfma32x32x16Bf16>;
+  using AmdWideFp8 = PolicyOf<TileShape<128, 96, 64, 4, 1, 2>, 64, Mfma32x32x64Fp8>;
+  using AmdNarrow = PolicyOf<TileShape<128, 32, 32, 4, 1, 2>, 64, Mfma32x32x16Bf16>;
+  using AmdTiny = PolicyOf<TileShape<128, 16, 32, 4, 1, 2>, 64, Mfma16x16x32Bf16>;
+  EXPECT_TRUE(kernel::EpilogueShape<AmdWide>::kPackedFits);
+  EXPECT_TRUE(kernel::EpilogueShape<AmdWideFp8>::kPackedFits);
+  EXPECT_TRUE(kernel::EpilogueShape<AmdNarrow>::kPackedFits);
+  EXPECT_TRUE(kernel::EpilogueShape<AmdTiny>::kPackedFits);
+  EXPECT_EQ(replay_packed<AmdWide>(), "");
+  EXPECT_EQ(replay_packed<AmdWideFp8>(), "");
+  EXPECT_EQ(replay_packed<AmdNarrow>(), "");
+  EXPECT_EQ(replay_packed<AmdTiny>(), "");
+  // NVIDIA: the persistent bf16 wgmma tile (above its copies ahead), the fp8 wgmma tile, the
+  // mma.sync element-wise, narrow and tiny tiles.
+  using Bf16Wide = kernel::TilePolicy<TileShape<128, 96, 64, 2, 1, 4, 2>, ArchOf<32>,
+                                      LdsAtomOf<WgmmaM64<96, 2>, false>>;
+  using Fp8Wide = kernel::TilePolicy<TileShape<64, 96, 64, 1, 1, 4, 3>, ArchOf<32>,
+                                     LdsAtomOf<WgmmaM64<96, 1>, true>>;
+  using NvEl = PolicyOf<TileShape<64, 96, 32, 2, 2, 2, 4>, 32, MmaM16N16K16Bf16>;
+  using NvElFp8 = PolicyOf<TileShape<192, 96, 64, 2, 2, 4>, 32, MmaM16N16K32Fp8>;
+  using NvNarrow = PolicyOf<TileShape<128, 32, 32, 4, 1, 3>, 32, MmaM16N16K16Bf16>;
+  using NvTiny = PolicyOf<TileShape<128, 16, 32, 4, 1, 3>, 32, MmaM16N16K16Bf16>;
+  EXPECT_TRUE(kernel::EpilogueShape<Bf16Wide>::kFitsAboveAhead);
+  EXPECT_TRUE(kernel::EpilogueShape<Bf16Wide>::kPackedFits);
+  EXPECT_TRUE(kernel::EpilogueShape<Fp8Wide>::kPackedFits);
+  EXPECT_TRUE(kernel::EpilogueShape<NvEl>::kPackedFits);
+  EXPECT_TRUE(kernel::EpilogueShape<NvElFp8>::kPackedFits);
+  EXPECT_TRUE(kernel::EpilogueShape<NvNarrow>::kPackedFits);
+  EXPECT_TRUE(kernel::EpilogueShape<NvTiny>::kPackedFits);
+  EXPECT_EQ(replay_packed<Bf16Wide>(), "");
+  EXPECT_EQ(replay_packed<Fp8Wide>(), "");
+  EXPECT_EQ(replay_packed<NvEl>(), "");
+  EXPECT_EQ(replay_packed<NvElFp8>(), "");
+  EXPECT_EQ(replay_packed<NvNarrow>(), "");
+  EXPECT_EQ(replay_packed<NvTiny>(), "");
+  EXPECT_EQ((kernel::EpilogueShape<Bf16Wide>::kPackedRowElems), 104);
+}
+
 TEST(EpilogueShape, ScatterAndStoreCoverEveryShippedTileOnce) {
   using namespace vaeconv::layout;
   using kernel::TileShape;

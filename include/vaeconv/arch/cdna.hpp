@@ -18,6 +18,7 @@
 #include "vaeconv/arch/runtime.hpp"  // uint4 and the HIP builtins
 #include "vaeconv/arch/fragment_layouts.hpp"
 #include "vaeconv/core/config.hpp"
+#include "vaeconv/core/numerics_bf16.hpp"
 
 namespace vaeconv::arch {
 
@@ -88,6 +89,13 @@ struct Cdna {
   VAECONV_DEVICE static void commit() {}
   template <int Pending>
   VAECONV_DEVICE static void wait() {}  // s_waitcnt is inserted where the staged data is used
+
+  // --- Epilogue rounding: two floats to bf16, lo in bits 0-15 -----------------------------------
+  // The shared integer RNE (core/numerics_bf16.hpp). gfx950's v_cvt_pk_bf16_f32 would do it in
+  // one instruction; it is not used until its rounding can be checked on hardware.
+  VAECONV_DEVICE static uint32_t pack_bf16x2(float lo, float hi) {
+    return uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16);
+  }
 
   // --- Matrix atoms --------------------------------------------------------------------------------
   // One 16-byte LDS chunk per lane per operand. gfx950 has the 8-K-per-lane instructions; gfx942

@@ -15,6 +15,7 @@
 #include "vaeconv/arch/nvidia_wgmma.hpp"
 #include "vaeconv/arch/runtime.hpp"  // uint4, threadIdx, the CUDA builtins
 #include "vaeconv/core/config.hpp"
+#include "vaeconv/core/numerics_bf16.hpp"
 
 namespace vaeconv::arch {
 
@@ -107,6 +108,20 @@ struct Nvidia {
   VAECONV_DEVICE static void wait() {
 #if defined(__CUDA_ARCH__)
     asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+#endif
+  }
+
+  // --- Epilogue rounding: two floats to bf16, lo in bits 0-15 -----------------------------------
+  // cvt.rn.bf16x2.f32 (sm_80+): round to nearest even, subnormals kept, overflow to Inf — the
+  // same bits as float_to_bf16 (core/numerics_bf16.hpp) for every non-NaN input; a NaN stays a
+  // NaN (its payload may differ). One instruction instead of about twelve for the pair.
+  VAECONV_DEVICE static uint32_t pack_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16);
 #endif
   }
 

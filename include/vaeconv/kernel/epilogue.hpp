@@ -7,10 +7,16 @@
 // (the last is 4 on gfx942, whose FNUZ reading of e4m3fn bytes quarters every product).
 //
 // The accumulators sit in the atom's C layout (lane-scattered), which would make each lane write
-// isolated 4-byte pieces. So the tile is staged through LDS in column slabs (fp32, rows padded by
-// 4 floats against bank conflicts), and then every thread writes 16-byte runs of one output row:
-// a coalesced NHWC store, the residual read with the same pattern. Cout not divisible by 8 (the
-// VAE's last layer, Cout = 3) takes an element-wise path.
+// isolated 4-byte pieces. So the tile is staged through LDS and then every thread writes 16-byte
+// runs of one output row: a coalesced NHWC store. Two ways to stage, chosen per launch:
+//   packed (run_packed): no residual, bf16 output, Cout a multiple of 8 — the common case. Scale
+//     and bias are applied and the value rounded in registers, in the accumulator layout; the
+//     whole tile goes to LDS as bf16 and each stored chunk is one 16-byte LDS read.
+//   fp32 slabs (run_fp32): everything else (a residual, which must be added before the one
+//     rounding; an FP8 output; Cout = 3, the VAE's last layer, stored element-wise). The tile
+//     goes through LDS in fp32 column slabs (rows padded by 4 floats against bank conflicts) and
+//     the residual is read with the store's coalesced pattern.
+// Both compute the same fp32 expression in the same order, so they round to the same bits.
 #pragma once
 #include <cstdint>
 
@@ -41,9 +47,103 @@ struct Epilogue {
   using Atom = typename Policy::AtomT;
   using Layout = typename Atom::Layout;
 
-  // acc[i][j]: the warp's atoms; (wm0, wn0): the warp tile's origin in the block tile.
+  using Arch = typename Policy::ArchT;
+  static constexpr bool kPairs = c_pairs_along_n<Layout>();
+
+  // acc[i][j]: the warp's atoms; (wm0, wn0): the warp tile's origin in the block tile; stage: the
+  // LDS the kernel lends the epilogue (Shape::kStagingRoom bytes).
   template <class FragC>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, const BlockCoord& b,
+                                 FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int wm0, int wn0,
+                                 int lane, void* stage) {
+    if constexpr (Shape::kPackedFits) {
+      if (packed_applies(p)) {
+        run_packed(p, b, acc, wm0, wn0, lane, static_cast<uint16_t*>(stage));
+        return;
+      }
+    }
+    run_fp32(p, b, acc, wm0, wn0, lane, static_cast<float*>(stage));
+  }
+
+  // The packed staging serves a launch without residual, with a bf16 output of whole chunks.
+  VAECONV_HD static bool packed_applies(const ConvParams& p) {
+    return p.residual == nullptr && !p.y_fp8 && p.cout % 8 == 0;
+  }
+
+ private:
+  // Byte offset of pixel m (of the frame), channel n from the output base.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static int64_t out_offset(const ConvParams& p,
+                                                               int64_t frame_out, bool rows_packed,
+                                                               int m, int n) {
+    int64_t off = frame_out + n;
+    if (rows_packed) {
+      off += int64_t(m) * p.out_sw;
+    } else {
+      const int oh = m / p.wo, ow = m % p.wo;
+      off += int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw;
+    }
+    return off;
+  }
+
+  // v = acc * s[n] + bias[n] for output channel n (< Cout), the fp32 expression of run_fp32.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static float scaled(const ConvParams& p, float acc_scale,
+                                                          int n, float v) {
+    if (p.x_scale) v *= acc_scale * p.w_scale[n];
+    if (p.bias) v += p.bias[n];
+    return v;
+  }
+
+  template <class FragC>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run_packed(
+      const ConvParams& p, const BlockCoord& b, FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
+      int wm0, int wn0, int lane, uint16_t* stage) {
+    const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
+    // 1. Every accumulator, scaled, biased and rounded once, to its place in the bf16 tile.
+    //    Columns past Cout (a partial Cout tile) are staged too but never stored.
+VAECONV_UNROLL
+    for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < Policy::kAtomsN; ++j) {
+        const int atom_col = wn0 + j * Atom::kN;
+VAECONV_UNROLL
+        for (int r = 0; r < Layout::kCElems; r += kPairs ? 2 : 1) {
+          const int row = wm0 + i * Atom::kM + Layout::c_row(lane, r);
+          const int col = atom_col + Layout::c_col(lane, r);
+          const int n = b.n0 + col;
+          const bool in = n < p.cout;  // Cout % 8 == 0: then n + 1 < Cout as well
+          const float v0 = in ? scaled(p, acc_scale, n, acc[i][j].v[r]) : 0.f;
+          if constexpr (kPairs) {
+            const float v1 = in ? scaled(p, acc_scale, n + 1, acc[i][j].v[r + 1]) : 0.f;
+            *reinterpret_cast<uint32_t*>(stage + Shape::packed_index(row, col)) =
+                Arch::pack_bf16x2(v0, v1);
+          } else {
+            stage[Shape::packed_index(row, col)] = float_to_bf16(v0);
+          }
+        }
+      }
+    __syncthreads();
+    // 2. Each thread copies 8-channel chunks of staged rows to the output: one 16-byte LDS read,
+    //    one 16-byte store.
+    uint16_t* y = static_cast<uint16_t*>(p.y);
+    const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;
+    const bool rows_packed = int64_t(p.out_sh) == int64_t(p.wo) * p.out_sw;
+    constexpr int kChunks = Policy::BM * Shape::kPackedChunksPerRow;
+    constexpr int kSteps = (kChunks + Policy::kThreads - 1) / Policy::kThreads;
+VAECONV_UNROLL
+    for (int step = 0; step < kSteps; ++step) {
+      const int idx = int(threadIdx.x) + step * Policy::kThreads;
+      if (kChunks % Policy::kThreads != 0 && idx >= kChunks) break;
+      const int row = Shape::packed_store_row(idx), col = Shape::packed_store_col(idx);
+      const int m = b.m0 + row, n = b.n0 + col;
+      if (m >= p.frame_pixels || n >= p.cout) continue;
+      *reinterpret_cast<uint4*>(y + out_offset(p, frame_out, rows_packed, m, n)) =
+          *reinterpret_cast<const uint4*>(stage + Shape::packed_index(row, col));
+    }
+    __syncthreads();
+  }
+
+  template <class FragC>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run_fp32(const ConvParams& p, const BlockCoord& b,
                                  FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int wm0, int wn0,
                                  int lane, float* stage) {
     const int tid = threadIdx.x;
@@ -81,13 +181,7 @@ VAECONV_UNROLL
         const int m = b.m0 + row;
         const int n = b.n0 + col0 + cc;
         if (m >= p.frame_pixels || n >= p.cout) continue;
-        int64_t off = frame_out + n;
-        if (rows_packed) {
-          off += int64_t(m) * p.out_sw;
-        } else {
-          const int oh = m / p.wo, ow = m % p.wo;
-          off += int64_t(oh) * p.out_sh + int64_t(ow) * p.out_sw;
-        }
+        const int64_t off = out_offset(p, frame_out, rows_packed, m, n);
         // Two 16-byte LDS reads: rows are whole float4s and a chunk starts on 8 columns.
         static_assert(Shape::kRowFloats % 4 == 0, "staged chunks are float4-aligned");
         const float4* src =

@@ -53,6 +53,43 @@ struct EpilogueShape {
   // Store step idx (one 8-channel chunk of one row): its row, and its first column in the slab.
   VAECONV_HD static constexpr int store_row(int idx) { return idx / kChunksPerRow; }
   VAECONV_HD static constexpr int store_col(int idx) { return (idx % kChunksPerRow) * 8; }
+
+  // --- The packed staging (Epilogue::run_packed): the whole tile as bf16, already scaled, biased
+  // and rounded in registers, when there is no residual to add before the rounding and the output
+  // is bf16. Half the LDS bytes of the fp32 slabs and one 16-byte LDS read per stored chunk.
+  // Rows are padded by 8 bf16 (16 bytes): they stay 16-byte aligned, and the 8 rows of one
+  // accumulator store (row stride 4 words mod 32 apart for every BN here) hit distinct banks.
+  static constexpr int kPackedPad = 8;
+  static constexpr int kPackedRowElems = Policy::BN + kPackedPad;
+  static constexpr int kPackedBytes = Policy::BM * kPackedRowElems * 2;
+  static constexpr int kPackedChunksPerRow = Policy::BN / 8;
+  // The LDS the kernel hands the epilogue: above the copies ahead when it overlaps them
+  // (kFitsAboveAhead), else all of its LDS (the pipeline's or the fp32 staging's, the larger).
+  static constexpr int kStagingRoom =
+      kFitsAboveAhead ? Policy::kPipelineBytes - Policy::kAheadBytes
+                      : (Policy::kPipelineBytes > kBytes ? Policy::kPipelineBytes : kBytes);
+  static constexpr bool kPackedFits = kPackedBytes <= kStagingRoom;
+  VAECONV_HD static constexpr int packed_index(int row, int col) {
+    return row * kPackedRowElems + col;
+  }
+  VAECONV_HD static constexpr int packed_store_row(int idx) { return idx / kPackedChunksPerRow; }
+  VAECONV_HD static constexpr int packed_store_col(int idx) {
+    return (idx % kPackedChunksPerRow) * 8;
+  }
 };
+
+// Whether an atom's accumulator registers come in pairs of adjacent columns of one row (r even:
+// C[row][col], r + 1: C[row][col + 1], col even), so that two bf16 results pack into one 32-bit
+// LDS store: true for the NVIDIA layouts, false for MFMA (a lane holds one column, many rows).
+template <class Layout>
+VAECONV_HD constexpr bool c_pairs_along_n() {
+  if (Layout::kCElems % 2 != 0) return false;
+  for (int l = 0; l < Layout::kLanes; ++l)
+    for (int r = 0; r < Layout::kCElems; r += 2)
+      if (Layout::c_col(l, r) % 2 != 0 || Layout::c_col(l, r + 1) != Layout::c_col(l, r) + 1 ||
+          Layout::c_row(l, r + 1) != Layout::c_row(l, r))
+        return false;
+  return true;
+}
 
 }  // namespace vaeconv::kernel
