@@ -15,6 +15,8 @@
 //     with bits [7, 7 + b), b = 1, 2, 3 for the 32-, 64-, 128-byte modes (CUTLASS Swizzle<b,4,3>).
 //     The pattern repeats every 8 * width bytes, and the base-offset field is 0 when the operand
 //     starts on such a repeat (the only case emulated: any other start throws).
+//   * the same section without swizzling (mode 0): 8 x 16-byte core matrices, 128 contiguous
+//     bytes each; LBO between core matrices adjacent in K, SBO between those adjacent in M (N).
 //   * "Register Fragments", matrix D of m64nNk16 / m64nNk32 with .f32 accumulators: warp w of the
 //     warpgroup owns rows 16w..16w+15; in each 8-column block j of D, thread t = lane % 4 of group
 //     g = lane / 4 holds the pairs (row g, columns 8j + 2t, 8j + 2t + 1) then (row g + 8, the same
@@ -52,6 +54,14 @@ struct SmemDescriptor {
   // Byte address of K byte `kb` (0..31 for one instruction) of operand row `row`.
   std::uint32_t address(int row, int kb) const {
     if (base_offset != 0) throw std::invalid_argument("emu: non-zero base offset");
+    if (swizzle_mode == 0) {
+      // "Shared Memory Matrix Layout", no swizzling: the operand is a grid of core matrices of
+      // 8 rows x 16 bytes, each 128 contiguous bytes (row after row); the leading dimension byte
+      // offset is the distance between core matrices adjacent in K, the stride dimension byte
+      // offset between core matrices adjacent in M (N).
+      return start + std::uint32_t(row / 8) * sbo + std::uint32_t(row % 8) * 16u +
+             std::uint32_t(kb / 16) * lbo + std::uint32_t(kb % 16);
+    }
     // An operand starting off the swizzle repeat needs a base offset: not what vaeconv builds.
     const std::uint32_t repeat = 8u * std::uint32_t(width());
     const std::uint32_t atom_base = start & ~(repeat - 1u);

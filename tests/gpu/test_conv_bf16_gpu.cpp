@@ -75,6 +75,16 @@ std::vector<Extra> extra_cases() {
       {"tapreduce_inplace_whole_patches", ConvDesc::causal3x3x3(1, 1, 28, 14, 96, 3), inplace},
       {"tapreduce_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 2, 17, 30, 64, 3), 8, 5), res},
       {"causal_cin16_cout32", ConvDesc::causal3x3x3(1, 1, 30, 30, 16, 32), plain},
+      // T = 1 causal convs that the halo kernel computed correctly up to Cin = 96 in session 6
+      // (partial patches, K steps crossing taps inside a K tile, a residual in place, padded
+      // strides, several Cout tiles, a batch of two). It now takes Cin <= 16 only
+      // (tile_table.hpp); the wider ones run the implicit GEMM, the last one the halo kernel.
+      {"halo_cin48_partial", ConvDesc::causal3x3x3(1, 1, 37, 29, 48, 96), plain},
+      {"halo_inplace", ConvDesc::causal3x3x3(1, 1, 19, 45, 96, 96), inplace},
+      {"halo_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 1, 21, 18, 96, 96), 16, 8), plain},
+      {"halo_cout288_n2", ConvDesc::causal3x3x3(2, 1, 17, 23, 32, 288), res},
+      {"halo_cin16_cout40", ConvDesc::causal3x3x3(1, 1, 9, 70, 16, 40), nobias},
+      {"halo_cin16_n2_cout192_res", ConvDesc::causal3x3x3(2, 1, 35, 19, 16, 192), res},
       // K = 72: two K tiles of the wide wgmma tile (BK 64), all its pipeline issues up front.
       {"causal_cin8_two_k_tiles", ConvDesc::causal3x3x3(1, 1, 23, 19, 8, 96), res},
       {"causal_cin5_cout7", ConvDesc::causal3x3x3(1, 1, 13, 9, 5, 7), res},

@@ -15,6 +15,7 @@
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/kernel/conv_kernel.hpp"
+#include "vaeconv/kernel/halo_conv_kernel.hpp"
 #include "vaeconv/kernel/tap_reduce_kernel.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 
@@ -101,6 +102,25 @@ inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_
                                             stream);
 }
 
+// The halo kernel: one block per (output patch, Cout tile) of a frame.
+template <class Policy>
+inline Status launch_halo(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  using Halo = typename Policy::Halo;
+  kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
+  p.patch_cols = int((p.wo + Halo::kCols - 1) / Halo::kCols);
+  p.m_blocks = int((p.ho + Halo::kRows - 1) / Halo::kRows) * p.patch_cols;  // patches per frame
+  const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
+  if (tiles > detail::kInt31)
+    return Status(StatusCode::kOverflow, "more than 2^31 - 1 halo tiles");
+#if defined(VAECONV_BACKEND_HIP)
+  if (tiles * Policy::kThreads > int64_t(UINT32_MAX))
+    return Status(StatusCode::kOverflow, "more than 2^32 - 1 threads (HIP's launch limit)");
+#endif
+  p.tiles = int(tiles);
+  return launch<Policy, kernel::HaloConvKernel<Policy>::kSmemBytes>(
+      &kernel::halo_conv_kernel<Policy>, dim3(unsigned(tiles), 1, 1), p, stream);
+}
+
 // kVector: 16-byte chunks never straddle a tap when Cin is a multiple of a chunk's elements;
 // otherwise the element-wise gather.
 template <class Policy, bool kVector>
@@ -126,6 +146,9 @@ template <DType kType>
 inline Status launch_type(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using T = kernel::Tiles<kType>;
   if (kernel::use_tap_reduce(d)) return launch_tap_reduce<typename T::TapReduce>(d, a, stream);
+  if constexpr (kernel::kHaloKernel && kType == DType::kBF16) {
+    if (kernel::use_halo_kernel(d)) return launch_halo<typename T::Halo>(d, a, stream);
+  }
   switch (kernel::choose_tile(d.cout)) {
     case kernel::TileId::kTiny: return launch_either<typename T::Tiny>(d, a, stream);
     case kernel::TileId::kNarrow: return launch_either<typename T::Narrow>(d, a, stream);

@@ -181,6 +181,10 @@ struct WgmmaAtom {
   VAECONV_DEVICE static uint64_t descriptor(uint32_t addr) {
     return layout::WgmmaDescriptor::make(addr, kRowBytes);
   }
+  // An operand without swizzle (layout::WgmmaDescriptor::make_unswizzled).
+  VAECONV_DEVICE static uint64_t descriptor_unswizzled(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+    return layout::WgmmaDescriptor::make_unswizzled(addr, lbo, sbo);
+  }
   VAECONV_DEVICE static void mma(FragC& c, uint64_t desc_a, uint64_t desc_b, int scale_d) {
 #if defined(VAECONV_HAS_WGMMA)
     if constexpr (kFp8) {

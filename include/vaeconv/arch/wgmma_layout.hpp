@@ -44,6 +44,15 @@ struct WgmmaDescriptor {
            (uint64_t(uint32_t(repeat_bytes(row_bytes)) >> 4) << 32) |
            (swizzle_mode(row_bytes) << 62);
   }
+  // The descriptor of a K-major operand without swizzle (mode 0): core matrices of 8 rows x 16
+  // bytes, each stored as 128 contiguous bytes (row i at +16 i); `lbo` bytes from a core matrix
+  // to the next along K (the two 16-byte halves of a bf16 K step), `sbo` bytes to the next along
+  // M (N). Any 16-byte-aligned start: no swizzle pattern to stay in phase with. The halo
+  // kernel's A operand (kernel/halo_tile.hpp).
+  VAECONV_HD static constexpr uint64_t make_unswizzled(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+    return uint64_t((addr & 0x3FFFFu) >> 4) | (uint64_t((lbo & 0x3FFFFu) >> 4) << 16) |
+           (uint64_t((sbo & 0x3FFFFu) >> 4) << 32);
+  }
 };
 
 // The accumulator layout of wgmma m64nNk(32 / ElemBytes) with fp32 D.

@@ -128,6 +128,23 @@ VAECONV_UNROLL
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void mainloop(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int k_tiles, int wm0, int wn0,
       int lane, Slot (&slot)[kAhead], Issue& issue, Flush& flush) {
+    // The math on stage s: the A and B tiles of this policy's stage layout.
+    auto compute = [&](FragC (&target)[Policy::kAtomsM][Policy::kAtomsN], int s, int /*kt*/,
+                       int first_scale) VAECONV_FORCE_INLINE_LAMBDA {
+      if constexpr (Policy::kAtomReadsLds) mma_stage_from_lds(target, smem, s, wm0, wn0, first_scale);
+      else mma_stage_fragments(target, smem, s, wm0, wn0, lane);
+    };
+    mainloop(acc, k_tiles, slot, issue, flush, compute);
+  }
+
+  // The same pipeline with the kernel's own math on a stage (the halo kernel: A is not in the
+  // stage): compute(target, s, kt, first_scale) issues K tile kt's atoms on buffer s into target
+  // (an LDS atom: one batch, which compute begins and commits; first_scale 0 overwrites a
+  // promoted partial sum on its first K step).
+  template <class Issue, class Flush, class Compute>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void mainloop(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int k_tiles, Slot (&slot)[kAhead],
+      Issue& issue, Flush& flush, Compute& compute) {
     // A promoting atom's per-tile partial sums (a single unused atom otherwise).
     FragC part[kPromote ? Policy::kAtomsM : 1][kPromote ? Policy::kAtomsN : 1];
     zero(acc);
@@ -151,12 +168,8 @@ VAECONV_UNROLL
       else Arch::commit();
 
 #if !defined(VAECONV_EXPERIMENT_NO_MMA)  // bench/sweep.sh flag nomma (timing experiments)
-      if constexpr (Policy::kAtomReadsLds) {
-        if constexpr (kPromote) mma_stage_from_lds(part, smem, s, wm0, wn0, 0);
-        else mma_stage_from_lds(acc, smem, s, wm0, wn0, 1);
-      } else {
-        mma_stage_fragments(acc, smem, s, wm0, wn0, lane);
-      }
+      if constexpr (kPromote) compute(part, s, kt, 0);
+      else compute(acc, s, kt, 1);
 #endif
     }
     Arch::template wait<0>();
@@ -169,7 +182,7 @@ VAECONV_UNROLL
     __syncthreads();  // the epilogue may reuse the pipeline's LDS
   }
 
- private:
+  // The atom loops on a stage, and the helpers a kernel's own compute (mainloop above) may use.
   // Fragment atoms (mma.sync, MFMA): each lane loads its A and B fragments from stage s.
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void mma_stage_fragments(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int s, int wm0, int wn0,

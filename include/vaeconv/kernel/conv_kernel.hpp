@@ -143,7 +143,7 @@ VAECONV_UNROLL
       const ConvParams& p, const BlockCoord& b, FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
       int wm0, int wn0, int lane, char* staging) {
 #if !defined(VAECONV_EXPERIMENT_NO_EPILOGUE)  // bench/sweep.sh flag noepi (timing experiments)
-    Epilogue<Policy>::run(p, b, acc, wm0, wn0, lane, staging);
+    Epilogue<Policy>::run(p, b, LinearRows{b.m0, p.frame_pixels}, acc, wm0, wn0, lane, staging);
 #else
     (void)p; (void)b; (void)acc; (void)wm0; (void)wn0; (void)lane; (void)staging;
 #endif

@@ -41,6 +41,25 @@ VAECONV_DEVICE VAECONV_FORCE_INLINE void store_element(const ConvParams& p, int6
   else static_cast<uint16_t*>(p.y)[off] = float_to_bf16(v);
 }
 
+// Which output pixel GEMM row `row` of a block tile is. The conv kernel's tiles are runs of a
+// frame's pixels (LinearRows); the halo kernel's are 2D patches of kCols-wide rows (PatchRows).
+struct LinearRows {
+  int m0, frame_pixels;
+  VAECONV_HD bool pixel(int row, int& m) const {
+    m = m0 + row;
+    return m < frame_pixels;
+  }
+};
+template <int kCols>
+struct PatchRows {
+  int oh0, ow0, ho, wo;
+  VAECONV_HD bool pixel(int row, int& m) const {
+    const int oh = oh0 + row / kCols, ow = ow0 + row % kCols;
+    m = oh * wo + ow;
+    return oh < ho && ow < wo;
+  }
+};
+
 template <class Policy>
 struct Epilogue {
   using Shape = EpilogueShape<Policy>;
@@ -52,17 +71,19 @@ struct Epilogue {
 
   // acc[i][j]: the warp's atoms; (wm0, wn0): the warp tile's origin in the block tile; stage: the
   // LDS the kernel lends the epilogue (Shape::kStagingRoom bytes).
-  template <class FragC>
+  // b: the frame (n, ot) and the first output channel n0; rows: the tile's pixels.
+  template <class Rows, class FragC>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, const BlockCoord& b,
+                                 const Rows& rows,
                                  FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int wm0, int wn0,
                                  int lane, void* stage) {
     if constexpr (Shape::kPackedFits) {
       if (packed_applies(p)) {
-        run_packed(p, b, acc, wm0, wn0, lane, static_cast<uint16_t*>(stage));
+        run_packed(p, b, rows, acc, wm0, wn0, lane, static_cast<uint16_t*>(stage));
         return;
       }
     }
-    run_fp32(p, b, acc, wm0, wn0, lane, static_cast<float*>(stage));
+    run_fp32(p, b, rows, acc, wm0, wn0, lane, static_cast<float*>(stage));
   }
 
   // The packed staging serves a launch without residual, with a bf16 output of whole chunks.
@@ -93,9 +114,10 @@ struct Epilogue {
     return v;
   }
 
-  template <class FragC>
+  template <class Rows, class FragC>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run_packed(
-      const ConvParams& p, const BlockCoord& b, FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
+      const ConvParams& p, const BlockCoord& b, const Rows& rows,
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
       int wm0, int wn0, int lane, uint16_t* stage) {
     const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
     // 1. Every accumulator, scaled, biased and rounded once, to its place in the bf16 tile.
@@ -134,16 +156,18 @@ VAECONV_UNROLL
       const int idx = int(threadIdx.x) + step * Policy::kThreads;
       if (kChunks % Policy::kThreads != 0 && idx >= kChunks) break;
       const int row = Shape::packed_store_row(idx), col = Shape::packed_store_col(idx);
-      const int m = b.m0 + row, n = b.n0 + col;
-      if (m >= p.frame_pixels || n >= p.cout) continue;
+      const int n = b.n0 + col;
+      int m;
+      if (!rows.pixel(row, m) || n >= p.cout) continue;
       *reinterpret_cast<uint4*>(y + out_offset(p, frame_out, rows_packed, m, n)) =
           *reinterpret_cast<const uint4*>(stage + Shape::packed_index(row, col));
     }
     __syncthreads();
   }
 
-  template <class FragC>
+  template <class Rows, class FragC>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run_fp32(const ConvParams& p, const BlockCoord& b,
+                                 const Rows& rows,
                                  FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int wm0, int wn0,
                                  int lane, float* stage) {
     const int tid = threadIdx.x;
@@ -178,9 +202,9 @@ VAECONV_UNROLL
       // 2. Each thread writes 8 consecutive channels of one pixel per step.
       for (int idx = tid; idx < Policy::BM * Shape::kChunksPerRow; idx += Policy::kThreads) {
         const int row = Shape::store_row(idx), cc = Shape::store_col(idx);
-        const int m = b.m0 + row;
         const int n = b.n0 + col0 + cc;
-        if (m >= p.frame_pixels || n >= p.cout) continue;
+        int m;
+        if (!rows.pixel(row, m) || n >= p.cout) continue;
         const int64_t off = out_offset(p, frame_out, rows_packed, m, n);
         // Two 16-byte LDS reads: rows are whole float4s and a chunk starts on 8 columns.
         static_assert(Shape::kRowFloats % 4 == 0, "staged chunks are float4-aligned");

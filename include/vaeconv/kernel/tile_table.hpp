@@ -12,6 +12,7 @@
 #include "vaeconv/arch/arch.hpp"
 #include "vaeconv/conv/conv_desc.hpp"
 #include "vaeconv/core/dtype.hpp"
+#include "vaeconv/kernel/halo_tile.hpp"
 #include "vaeconv/kernel/tap_reduce.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
@@ -55,7 +56,7 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 #else
 // VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST,MB} override the wide bf16 tile (with VAECONV_SWEEP_FP8 the wide
 // fp8 tile, with VAECONV_SWEEP_TR the bf16 tap-reduce tile, with VAECONV_SWEEP_EL the bf16 wide
-// element-wise tile) for a tuning sweep (bench/sweep.sh); shipped builds never set them.
+// element-wise tile, with VAECONV_SWEEP_HALO the halo kernel's tile: BM must stay 128) for a tuning sweep (bench/sweep.sh); shipped builds never set them.
 #if defined(VAECONV_SWEEP_BM)
 #if !defined(VAECONV_SWEEP_MB)
 #define VAECONV_SWEEP_MB 1
@@ -70,7 +71,7 @@ using SweepShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_B
 #define VAECONV_WIDE_WGMMA 1
 #endif
 #if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8) && !defined(VAECONV_SWEEP_TR) && \
-    !defined(VAECONV_SWEEP_EL)
+    !defined(VAECONV_SWEEP_EL) && !defined(VAECONV_SWEEP_HALO)
 using WideShape = SweepShape;
 #elif defined(VAECONV_WIDE_WGMMA)
 // Session-4 sweep (docs/perf-notes.md): two warpgroups of 64 x 96, BK = 64 (128-byte rows: half
@@ -121,6 +122,25 @@ static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
               "the host tests check the NVIDIA tap-reduce halo under this name");
 #endif
 
+// The halo kernel (halo_conv_kernel.hpp): a patch of 16 x 8 output pixels (BM = 128) and its
+// 18 x 10 input halo of up to 96 bf16 channels (34 KiB), then B-only stages. Built where the wide
+// tile is the wgmma atom (NVIDIA sm_90a). It computes every Cin up to 96 correctly (GPU suite),
+// but on the H200 (session 6) it was faster only at Cin = 16 (dec_conv_in 36.1 -> 27.4 us) and
+// slower at Cin = 96 (96->96 at 1024^2 488 -> 543 us, docs/perf-notes.md): so it takes Cin <= 16,
+// and the wider layers keep the implicit GEMM of conv_kernel.hpp.
+using HaloBf16 = HaloTile<16, 8, 96, 2>;
+constexpr int kHaloDispatchMaxCin = 16;
+#if defined(VAECONV_WIDE_WGMMA)
+constexpr bool kHaloKernel = true;
+#if defined(VAECONV_SWEEP_HALO)
+using HaloShape = SweepShape;
+#else
+using HaloShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
+#endif
+#else
+constexpr bool kHaloKernel = false;
+#endif
+
 #if defined(VAECONV_GPU_COMPILER)
 using Arch = arch::Current;
 #if defined(VAECONV_WIDE_WGMMA)
@@ -139,6 +159,9 @@ struct Tiles<DType::kBF16> {
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
   using TapReduce = TilePolicy<TapReduceShape, Arch, Arch::AtomBf16>;
+#if defined(VAECONV_WIDE_WGMMA)
+  using Halo = HaloPolicy<TilePolicy<HaloShape, Arch, WideAtomBf16>, HaloBf16>;
+#endif
 };
 template <>
 struct Tiles<DType::kFP8E4M3> {
@@ -154,6 +177,16 @@ struct Tiles<DType::kFP8E4M3> {
 inline TileId choose_tile(int64_t cout) {
   if (cout <= 16) return TileId::kTiny;
   return cout <= 32 ? TileId::kNarrow : TileId::kWide;
+}
+
+// The halo kernel takes the causal T = 1 bf16 convs of the wide tile whose Cin is a multiple of
+// the atom's K step (16) and at most kHaloDispatchMaxCin (<= the halo's kMaxCin), where it is
+// built (kHaloKernel).
+static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin, "the halo holds every dispatched Cin");
+inline bool use_halo_kernel(const ConvDesc& d) {
+  return kHaloKernel && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
+         d.in_dtype == DType::kBF16 && d.cin % 16 == 0 && d.cin <= kHaloDispatchMaxCin &&
+         choose_tile(d.cout) == TileId::kWide;
 }
 
 // The tap-reduce kernel takes causal convs with Cout <= 3 whose Cin fills whole 16-byte chunks;

@@ -1,0 +1,181 @@
+// vaeconv/kernel/halo_conv_kernel.hpp — the causal T = 1 conv with its input halo held in LDS.
+//
+//   Policy    HaloPolicy: a wide tile shape and the architecture's atom; the stage holds only B
+//   Halo      HaloTile: the patch (kRows x 8 output pixels = BM) and its input halo (halo_tile.hpp)
+//   Pipeline  the shared block GEMM's K pipeline (block_gemm.hpp) over B alone, with this
+//             kernel's math on a stage: A of K step (kh, kw, c) is the halo at tap (kh, kw)
+//   Epilogue  the shared epilogue (epilogue.hpp), rows mapped through the patch (PatchRows)
+//
+// LDS: [halo: all Cin channels of the patch's (kRows + 2) x 10 input pixels][kStages B tiles].
+// The halo is copied once per block (in the first K tile's copy group), so the K loop's copies are
+// the weights' alone: per K tile one 16-byte chunk per thread for 96 output channels instead of
+// seven, and no gather arithmetic. Block tile i is patch (i / n_tiles) % patches of frame
+// i / (patches * n_tiles), Cout tile i % n_tiles (halo_coord). One tile per block.
+//
+// Which convs (use_halo_kernel, tile_table.hpp): causal, T = 1 (one time tap), bf16, Cin a
+// multiple of the atom's K step and at most the halo's kMaxCin, the wide tile; shipped for
+// Cin <= 16, where it measured faster than the implicit GEMM (docs/perf-notes.md). The atom must read
+// LDS itself (wgmma): fragment atoms (mma.sync, MFMA) would take per-lane halo addresses instead,
+// which is not built yet.
+#pragma once
+#include <cstdint>
+
+#include "vaeconv/core/config.hpp"
+#include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/kernel/block_gemm.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
+#include "vaeconv/kernel/epilogue.hpp"
+#include "vaeconv/kernel/halo_tile.hpp"
+#include "vaeconv/kernel/tile_policy.hpp"
+
+namespace vaeconv::kernel {
+
+// A tile policy whose stages hold B only, after a halo region aligned to the 1 KiB swizzle repeat
+// that B's descriptors need. The shared block GEMM and epilogue read these sizes.
+template <class Base, class Halo_>
+struct HaloPolicy : Base {
+  using Halo = Halo_;
+  static constexpr int kHaloBytes = (Halo::kBytes + 1023) / 1024 * 1024;
+  static constexpr int kTileBytesA = 0;
+  static constexpr int kStageBytes = Base::kTileBytesB;
+  static constexpr int kPipelineBytes = kHaloBytes + kStageBytes * Base::kStages;
+  // One tile per block: the epilogue may stage in all of the LDS once the K loop is done.
+  static constexpr int kAheadBytes = kPipelineBytes;
+  static_assert(Base::kElemBytes == Halo::kElemBytes, "halo and atom agree on the element");
+  static_assert(Base::BM == Halo::kPixels, "the patch is the GEMM's M tile");
+  static_assert(Halo::kCols == 8 && Base::WTM % 8 == 0 && Base::AtomT::kM % 8 == 0,
+                "a core matrix of 8 A rows is one patch row of 8 pixels");
+};
+
+template <class Policy>
+struct HaloConvKernel {
+  using Halo = typename Policy::Halo;
+  using Gemm = BlockGemm<Policy>;
+  using Arch = typename Policy::ArchT;
+  using Atom = typename Policy::AtomT;
+  using Tile = typename Gemm::Tile;
+  using Slot = typename Gemm::Slot;
+  using FragC = typename Gemm::FragC;
+  static_assert(Policy::kAtomReadsLds && !Policy::kPromoteEachTile,
+                "built for the bf16 wgmma atom (see the header)");
+  static constexpr int kSmemBytes = Policy::kPipelineBytes > EpilogueShape<Policy>::kBytes
+                                        ? Policy::kPipelineBytes
+                                        : EpilogueShape<Policy>::kBytes;
+
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
+    const int tid = threadIdx.x;
+    const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
+    const HaloCoord hc = halo_coord(int(blockIdx.x), p.patch_cols, p.m_blocks, p.n_tiles,
+                                    Halo::kRows, Halo::kCols, Policy::BN);
+    BlockCoord b = frame_coord(p, hc.frame);
+    b.n0 = hc.n0;
+    char* halo = smem;
+    char* stages = smem + Policy::kHaloBytes;
+
+    // B copy roles, as in the conv kernel: thread -> (row0, chunk) of the weight tile.
+    const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
+    constexpr int kElemBytes = Policy::kElemBytes;
+    WeightGather<Gemm::kRowsB, Gemm::kRowStep, Policy::BK, kElemBytes> gb;
+    gb.init(b, row0, chunk);
+    const auto view_b = Arch::make_view(p.w, p.w_view_bytes);
+    auto issue = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
+      Gemm::copy_b(sl, stages, s, row0, chunk, p, gb, view_b);
+      Arch::commit();
+      gb.advance();
+    };
+    auto flush = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
+      Gemm::flush_b(sl, stages, s, row0, chunk);
+    };
+
+    // The halo's copies join the first K tile's group: the pipeline's first wait covers them.
+    load_halo(p, b, hc, halo);
+    const int k_tiles = (p.k + Policy::BK - 1) / Policy::BK;
+    Slot slot[Gemm::kAhead];
+    Gemm::prologue(slot, k_tiles, issue);
+
+    // K tile kt, step ka reads A at the halo shift of its tap; steps past K (the packed row's
+    // padding) are skipped: every warpgroup skips the same ones.
+    const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
+    const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
+    const uint32_t halo_u32 = Arch::smem_u32(halo);
+    HaloCursor<Halo> cur;
+    auto compute = [&](FragC (&t)[Policy::kAtomsM][Policy::kAtomsN], int s, int /*kt*/,
+                       int first_scale) VAECONV_FORCE_INLINE_LAMBDA {
+      const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(
+          Arch::smem_u32(Gemm::stage_b(stages, s)) + Tile::offset(wn0, 0));
+      Gemm::fence_all(t);
+      Atom::begin_batch();
+VAECONV_UNROLL
+      for (int ka = 0; ka < Policy::kAtomsK; ++ka) {
+        if (cur.k < p.k) {
+VAECONV_UNROLL
+          for (int i = 0; i < Policy::kAtomsM; ++i) {
+            const uint64_t da = Atom::descriptor_unswizzled(
+                halo_u32 + uint32_t(cur.a_offset(wm0 + i * Atom::kM)), Halo::kChunkStride,
+                Halo::kRowStride);
+VAECONV_UNROLL
+            for (int j = 0; j < Policy::kAtomsN; ++j)
+              Atom::mma(t[i][j], da, db + Gemm::block_offset16(j * Atom::kN, ka),
+                        ka == 0 ? first_scale : 1);
+          }
+        }
+        cur.step(Atom::kK, p.cin);
+      }
+      Atom::commit_batch();
+    };
+    FragC acc[Policy::kAtomsM][Policy::kAtomsN];
+    Gemm::mainloop(acc, k_tiles, slot, issue, flush, compute);
+
+#if !defined(VAECONV_EXPERIMENT_NO_EPILOGUE)  // bench/sweep.sh flag noepi (timing experiments)
+    Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{hc.oh0, hc.ow0, p.ho, p.wo}, acc, wm0, wn0,
+                          lane, smem);
+#endif
+  }
+
+ private:
+  // Copies chunk j of every halo pixel (zeros outside the frame: the conv's padding). Threads
+  // take consecutive chunks of one pixel (16-byte runs of one NHWC row), so the reads coalesce.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void load_halo(const ConvParams& p,
+                                                           const BlockCoord& b, const HaloCoord& hc,
+                                                           char* halo) {
+    constexpr int kElemBytes = Policy::kElemBytes;
+    const int tid = threadIdx.x;
+    const int chunks = p.cin / Halo::kChunkElems;
+    const int total = chunks * Halo::kHaloPixels;
+    const int step_hp = Policy::kThreads / chunks, step_j = Policy::kThreads % chunks;
+    int hp = tid / chunks, j = tid % chunks;
+    // The one time tap's input slice, relative to the block's input view (taps_t == 1).
+    const int it_rel = b.ot + p.kt_base - p.pad_t - b.it_lo;
+    const bool t_ok = unsigned(it_rel) < unsigned(p.t - b.it_lo);
+    const char* x_frame =
+        static_cast<const char*>(p.x) + int64_t(kElemBytes) * input_view_offset(p, b);
+    const auto view = Arch::make_view(x_frame, p.x_view_bytes);
+    for (int q = tid; q < total; q += Policy::kThreads) {
+      const int hr = Halo::halo_row(hp), hcol = Halo::halo_col(hp);
+      const int ih = hc.oh0 - 1 + hr, iw = hc.ow0 - 1 + hcol;
+      const bool ok = t_ok && unsigned(ih) < unsigned(p.h) && unsigned(iw) < unsigned(p.w_);
+      // Unsigned products, as in the gathers: a pad pixel's offset is never read.
+      const uint32_t e = uint32_t(it_rel) * uint32_t(p.in_st) + uint32_t(ih) * uint32_t(p.in_sh) +
+                         uint32_t(iw) * uint32_t(p.in_sw) + uint32_t(j * Halo::kChunkElems);
+      char* dst = halo + Halo::offset(j, hr, hcol);
+      typename Arch::template Slot<1> one;
+      Arch::load(one, 0, dst, view, e * uint32_t(kElemBytes), ok);
+      Arch::template flush<kElemBytes>(one, 0, dst);  // AMD: to LDS now; cp.async: nothing
+      hp += step_hp;
+      j += step_j;
+      if (j >= chunks) {
+        j -= chunks;
+        ++hp;
+      }
+    }
+  }
+};
+
+template <class Policy>
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
+    halo_conv_kernel(ConvParams p) {
+  run_with_lds<HaloConvKernel<Policy>, typename Policy::ArchT>(p);
+}
+
+}  // namespace vaeconv::kernel

@@ -1,0 +1,168 @@
+// tests/host/test_halo_tile.cpp — the halo kernel's A operand (kernel/halo_tile.hpp) through the
+// wgmma emulator (tests/emu/wgmma_emulator.hpp, written from the PTX ISA), against the direct conv.
+//
+// One block tile is laid out as halo_conv_kernel.hpp lays it out: the patch's input halo in the
+// chunk-major layout (zeros outside the frame), and for each K tile the B tile (packed weights,
+// K order (kh, kw, c)) in the SwizzledTile of the stage. Each warpgroup's K steps get the
+// descriptors the kernel builds: A from HaloCursor::a_offset with make_unswizzled(kChunkStride,
+// kRowStride), B from make(stage) + the block offset of K step ka; padded K steps are skipped.
+// Every accumulator must equal the conv sum at its (c_row, c_col). Negative controls: a wrong
+// row stride, a cursor that ignores the tap, a swizzled A descriptor.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "emu/matrix_emulator.hpp"
+#include "emu/wgmma_emulator.hpp"
+#include "vaeconv/arch/wgmma_layout.hpp"
+#include "vaeconv/core/numerics_bf16.hpp"
+#include "vaeconv/kernel/halo_tile.hpp"
+#include "vaeconv/kernel/smem_layout.hpp"
+
+namespace {
+
+namespace emu = vaeconv::emu;
+using vaeconv::kernel::HaloCursor;
+using vaeconv::kernel::SwizzledTile;
+using vaeconv::layout::WgmmaDescriptor;
+using Halo = vaeconv::kernel::HaloTile<16, 8, 96, 2>;  // the shipped bf16 halo
+using BTile = SwizzledTile<8>;                          // BK = 64 bf16: 128-byte rows
+
+double decode_bf16(const std::uint8_t* p) {
+  return emu::bf16_bits_to_float(std::uint16_t(p[0] | (p[1] << 8)));
+}
+
+enum class Break { kNothing, kRowStride, kIgnoreTap, kSwizzledA };
+
+// A frame of H x W pixels, Cin channels; the patch at (oh0, ow0); N = 96 output channels.
+// Returns the number of wrong accumulator registers (of 2 warpgroups x 128 threads x 48).
+int run_tile(int h, int w, int cin, int oh0, int ow0, Break brk, unsigned seed) {
+  constexpr int kN = 96, kBK = 64;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> small(-8, 8);
+  auto bf = [&]() { return vaeconv::float_to_bf16(float(small(rng)) / 8.f); };
+  std::vector<std::uint16_t> x(size_t(h) * w * cin), wt(size_t(kN) * 9 * cin);
+  for (auto& v : x) v = bf();
+  for (auto& v : wt) v = bf();
+  const int k = 9 * cin, k_tiles = (k + kBK - 1) / kBK;
+
+  // Shared memory: halo at 0, the B stage at a 1 KiB-aligned address after it.
+  const std::uint32_t halo_base = 0, stage = (Halo::kBytes + 1023) / 1024 * 1024;
+  std::vector<std::uint8_t> smem(stage + kN * 128, 0xEE);  // 0xEEEE: a large finite bf16
+  for (int hp = 0; hp < Halo::kHaloPixels; ++hp)
+    for (int j = 0; j < cin / 8; ++j) {
+      const int ih = oh0 - 1 + Halo::halo_row(hp), iw = ow0 - 1 + Halo::halo_col(hp);
+      for (int e = 0; e < 8; ++e) {
+        const bool in = ih >= 0 && ih < h && iw >= 0 && iw < w;
+        const std::uint16_t v = in ? x[(size_t(ih) * w + iw) * cin + 8 * j + e] : 0;
+        const std::uint32_t at = halo_base + Halo::offset(j, Halo::halo_row(hp), Halo::halo_col(hp)) + 2 * e;
+        smem[at] = std::uint8_t(v & 0xFF);
+        smem[at + 1] = std::uint8_t(v >> 8);
+      }
+    }
+
+  std::vector<std::vector<std::vector<double>>> d(2, std::vector<std::vector<double>>(
+                                                         128, std::vector<double>(kN / 2, 0.0)));
+  HaloCursor<Halo> cur;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    // B tile kt: packed row n, K elements 64 kt .. 64 kt + 63 (zeros past K).
+    for (int n = 0; n < kN; ++n)
+      for (int c8 = 0; c8 < 8; ++c8)
+        for (int e = 0; e < 8; ++e) {
+          const int kk = kt * kBK + 8 * c8 + e;
+          const std::uint16_t v = kk < k ? wt[size_t(n) * k + kk] : 0;
+          const std::uint32_t at = stage + BTile::offset(n, c8) + 2 * e;
+          smem[at] = std::uint8_t(v & 0xFF);
+          smem[at + 1] = std::uint8_t(v >> 8);
+        }
+    for (int ka = 0; ka < kBK / 16; ++ka) {
+      if (cur.k < k) {
+        for (int wg = 0; wg < 2; ++wg) {
+          const int row0 = 64 * wg;
+          std::uint32_t a = halo_base + std::uint32_t(cur.a_offset(row0));
+          if (brk == Break::kIgnoreTap) a -= std::uint32_t(cur.tap_offset);
+          const std::uint32_t sbo = brk == Break::kRowStride ? Halo::kRowStride + 16 : Halo::kRowStride;
+          std::uint64_t da = WgmmaDescriptor::make_unswizzled(a, Halo::kChunkStride, sbo);
+          if (brk == Break::kSwizzledA) da |= std::uint64_t(1) << 62;
+          const std::uint64_t db = WgmmaDescriptor::make(stage, 128) +
+                                   std::uint32_t(BTile::offset(0, 2 * ka)) / 16;
+          try {
+            emu::wgmma_ss(d[size_t(wg)], smem, da, db, kN, 2, decode_bf16);
+          } catch (const std::exception&) {
+            return -1;  // the emulator refused the descriptor (a negative control)
+          }
+        }
+      }
+      cur.step(16, cin);
+    }
+  }
+
+  // Reference: out[m][n] = sum over taps and channels, zero padding outside the frame.
+  int bad = 0;
+  for (int wg = 0; wg < 2; ++wg)
+    for (int t = 0; t < 128; ++t)
+      for (int r = 0; r < kN / 2; ++r) {
+        const int warp = t / 32, lane = t % 32;
+        const int m = 64 * wg + 16 * warp + lane / 4 + 8 * ((r / 2) % 2);
+        const int n = 8 * (r / 4) + 2 * (lane % 4) + r % 2;
+        const int oh = oh0 + m / Halo::kCols, ow = ow0 + m % Halo::kCols;
+        double want = 0;
+        for (int kh = 0; kh < 3; ++kh)
+          for (int kw = 0; kw < 3; ++kw) {
+            const int ih = oh - 1 + kh, iw = ow - 1 + kw;
+            if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
+            for (int c = 0; c < cin; ++c)
+              want += double(vaeconv::bf16_to_float(x[(size_t(ih) * w + iw) * cin + c])) *
+                      double(vaeconv::bf16_to_float(wt[size_t(n) * k + (kh * 3 + kw) * cin + c]));
+          }
+        if (d[size_t(wg)][size_t(t)][size_t(r)] != want) ++bad;
+      }
+  return bad;
+}
+
+TEST(HaloTile, GeometryOfTheShippedHalo) {
+  EXPECT_EQ(Halo::kHaloPixels, 180);
+  EXPECT_EQ(Halo::kChunkStride, 181 * 16);
+  EXPECT_EQ(Halo::kRowStride, 160);
+  EXPECT_EQ(Halo::kBytes, 12 * 181 * 16);
+  // Row m of tap (kh, kw) reads halo pixel (m / 8 + kh, m % 8 + kw).
+  EXPECT_EQ(Halo::a_offset(9, 1, 2, 3), 3 * Halo::kChunkStride + (2 * 10 + 3) * 16);
+  // Eight consecutive A rows of one patch row are 128 contiguous bytes (one core matrix).
+  for (int m = 0; m < 8; ++m) EXPECT_EQ(Halo::a_offset(8 + m, 2, 1, 0), Halo::a_offset(8, 2, 1, 0) + 16 * m);
+}
+
+TEST(HaloTile, CursorWalksThePackedK) {
+  for (int cin : {16, 32, 48, 96}) {
+    HaloCursor<Halo> cur;
+    for (int k = 0; k < 9 * cin; k += 16) {
+      const int tap = k / cin, kh = tap / 3, kw = tap % 3, c = k % cin;
+      ASSERT_EQ(cur.k, k);
+      ASSERT_EQ(cur.c, c) << cin << " " << k;
+      ASSERT_EQ(cur.kh * 3 + cur.kw, tap);
+      ASSERT_EQ(cur.a_offset(0), Halo::a_offset(0, kh, kw, c / 8)) << cin << " " << k;
+      ASSERT_EQ(cur.a_offset(64), Halo::a_offset(64, kh, kw, c / 8)) << cin << " " << k;
+      cur.step(16, cin);
+    }
+  }
+}
+
+TEST(HaloTile, WgmmaOnTheHaloIsTheConvolution) {
+  // Interior patch, Cin = 96 (the 96-channel layers: 14 K tiles, the last half padding).
+  EXPECT_EQ(run_tile(40, 30, 96, 16, 8, Break::kNothing, 1), 0);
+  // Top-left corner (zero padding on two sides), Cin = 16 (dec_conv_in: 3 K tiles).
+  EXPECT_EQ(run_tile(20, 12, 16, 0, 0, Break::kNothing, 2), 0);
+  // A patch that overhangs the frame's bottom-right corner (partial patch), Cin = 32.
+  EXPECT_EQ(run_tile(21, 13, 32, 16, 8, Break::kNothing, 3), 0);
+  // Cin = 48: K steps cross taps inside a K tile.
+  EXPECT_EQ(run_tile(33, 17, 48, 16, 8, Break::kNothing, 4), 0);
+}
+
+TEST(HaloTile, NegativeControlsFail) {
+  EXPECT_NE(run_tile(40, 30, 32, 16, 8, Break::kRowStride, 5), 0);
+  EXPECT_NE(run_tile(40, 30, 32, 16, 8, Break::kIgnoreTap, 6), 0);
+  EXPECT_NE(run_tile(40, 30, 32, 16, 8, Break::kSwizzledA, 7), 0);
+}
+
+}  // namespace
