@@ -120,6 +120,7 @@ std::string replay_packed() {
   using S = kernel::EpilogueShape<P>;
   using L = typename P::AtomT::Layout;
   constexpr bool kPairs = kernel::c_pairs_along_n<L>();
+  if (!S::kPackedFits) return "the packed staging does not fit: the tile would fall back to fp32";
   const int stage_elems = S::kPackedBytes / 2;
   std::vector<int> stage(static_cast<size_t>(stage_elems), -1);
   for (int warp = 0; warp < P::kWarps; ++warp) {
@@ -183,10 +184,6 @@ TEST(EpilogueShape, PackedStagingFitsAndCoversEveryShippedTileOnce) {
   using AmdWideFp8 = PolicyOf<TileShape<128, 96, 64, 4, 1, 2>, 64, Mfma32x32x64Fp8>;
   using AmdNarrow = PolicyOf<TileShape<128, 32, 32, 4, 1, 2>, 64, Mfma32x32x16Bf16>;
   using AmdTiny = PolicyOf<TileShape<128, 16, 32, 4, 1, 2>, 64, Mfma16x16x32Bf16>;
-  EXPECT_TRUE(kernel::EpilogueShape<AmdWide>::kPackedFits);
-  EXPECT_TRUE(kernel::EpilogueShape<AmdWideFp8>::kPackedFits);
-  EXPECT_TRUE(kernel::EpilogueShape<AmdNarrow>::kPackedFits);
-  EXPECT_TRUE(kernel::EpilogueShape<AmdTiny>::kPackedFits);
   EXPECT_EQ(replay_packed<AmdWide>(), "");
   EXPECT_EQ(replay_packed<AmdWideFp8>(), "");
   EXPECT_EQ(replay_packed<AmdNarrow>(), "");
@@ -202,12 +199,6 @@ TEST(EpilogueShape, PackedStagingFitsAndCoversEveryShippedTileOnce) {
   using NvNarrow = PolicyOf<TileShape<128, 32, 32, 4, 1, 3>, 32, MmaM16N16K16Bf16>;
   using NvTiny = PolicyOf<TileShape<128, 16, 32, 4, 1, 3>, 32, MmaM16N16K16Bf16>;
   EXPECT_TRUE(kernel::EpilogueShape<Bf16Wide>::kFitsAboveAhead);
-  EXPECT_TRUE(kernel::EpilogueShape<Bf16Wide>::kPackedFits);
-  EXPECT_TRUE(kernel::EpilogueShape<Fp8Wide>::kPackedFits);
-  EXPECT_TRUE(kernel::EpilogueShape<NvEl>::kPackedFits);
-  EXPECT_TRUE(kernel::EpilogueShape<NvElFp8>::kPackedFits);
-  EXPECT_TRUE(kernel::EpilogueShape<NvNarrow>::kPackedFits);
-  EXPECT_TRUE(kernel::EpilogueShape<NvTiny>::kPackedFits);
   EXPECT_EQ(replay_packed<Bf16Wide>(), "");
   EXPECT_EQ(replay_packed<Fp8Wide>(), "");
   EXPECT_EQ(replay_packed<NvEl>(), "");
