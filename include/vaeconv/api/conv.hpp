@@ -62,6 +62,22 @@ inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t
   return Status::Ok();
 }
 
+// A 1D grid over `tiles` block tiles of `threads` threads: the kernels index tiles with an int
+// (at most max_tiles of them), and HIP launches at most 2^32 - 1 threads along x (its grid x
+// times block size is 32-bit), which a persistent grid, cut to the resident blocks, never reaches.
+inline Status check_tile_grid(int64_t tiles, int64_t max_tiles, const char* max_text,
+                              int threads, bool persistent, const std::string& what) {
+  if (tiles > max_tiles) return Status(StatusCode::kOverflow, max_text + what);
+#if defined(VAECONV_BACKEND_HIP)
+  if (!persistent && tiles * threads > int64_t(UINT32_MAX))
+    return Status(StatusCode::kOverflow, "more than 2^32 - 1 threads (HIP's launch limit) in " +
+                                             std::to_string(tiles) + what);
+#else
+  (void)threads; (void)persistent;
+#endif
+  return Status::Ok();
+}
+
 // The conv kernel: one tile per block, or a persistent grid when the kernel overlaps a tile's
 // epilogue with the next tile's copies (ConvKernel::kOverlapEpilogue). Limits: the kernel's tile
 // index is an int that a persistent block advances by the grid (at most kMaxPersistentGrid), and
@@ -73,13 +89,9 @@ inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
   const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
   const std::string what = " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
                            std::to_string(Policy::BN) + " channels";
-  if (tiles > detail::kInt31 - kMaxPersistentGrid)
-    return Status(StatusCode::kOverflow, "more than 2^31 - 2^20" + what);
-#if defined(VAECONV_BACKEND_HIP)
-  if (!Kernel::kOverlapEpilogue && tiles * Policy::kThreads > int64_t(UINT32_MAX))
-    return Status(StatusCode::kOverflow, "more than 2^32 - 1 threads (HIP's launch limit) in " +
-                                             std::to_string(tiles) + what);
-#endif
+  VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, detail::kInt31 - kMaxPersistentGrid,
+                                          "more than 2^31 - 2^20", Policy::kThreads,
+                                          Kernel::kOverlapEpilogue, what));
   p.tiles = int(tiles);
   return launch<Policy, Kernel::kSmemBytes>(&kernel::conv_kernel<Policy, Geo, kVector>,
                                             dim3(unsigned(tiles), 1, 1), p, stream,
@@ -110,12 +122,8 @@ inline Status launch_halo(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
   p.patch_cols = int((p.wo + Halo::kCols - 1) / Halo::kCols);
   p.m_blocks = int((p.ho + Halo::kRows - 1) / Halo::kRows) * p.patch_cols;  // patches per frame
   const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
-  if (tiles > detail::kInt31)
-    return Status(StatusCode::kOverflow, "more than 2^31 - 1 halo tiles");
-#if defined(VAECONV_BACKEND_HIP)
-  if (tiles * Policy::kThreads > int64_t(UINT32_MAX))
-    return Status(StatusCode::kOverflow, "more than 2^32 - 1 threads (HIP's launch limit)");
-#endif
+  VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, detail::kInt31, "more than 2^31 - 1",
+                                          Policy::kThreads, /*persistent=*/false, " halo tiles"));
   p.tiles = int(tiles);
   return launch<Policy, kernel::HaloConvKernel<Policy>::kSmemBytes>(
       &kernel::halo_conv_kernel<Policy>, dim3(unsigned(tiles), 1, 1), p, stream);

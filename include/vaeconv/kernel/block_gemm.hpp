@@ -182,7 +182,24 @@ VAECONV_UNROLL
     __syncthreads();  // the epilogue may reuse the pipeline's LDS
   }
 
-  // The atom loops on a stage, and the helpers a kernel's own compute (mainloop above) may use.
+  // Helpers for a kernel's own compute (mainloop above) as well as this file's.
+  // 16-byte units from a warp tile's first operand block to the block at row `row` (a multiple
+  // of 8: the swizzle pattern restarts there, so the offset does not depend on the warp tile's
+  // own row) and K step ka.
+  VAECONV_HD static constexpr uint32_t block_offset16(int row, int ka) {
+    return uint32_t(Tile::offset(row, ka * kChunksPerAtomK)) / 16;
+  }
+
+  // Pins every accumulator's registers (Atom::fence_operands).
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void fence_all(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN]) {
+VAECONV_UNROLL
+    for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < Policy::kAtomsN; ++j) Atom::fence_operands(acc[i][j]);
+  }
+
+ private:
   // Fragment atoms (mma.sync, MFMA): each lane loads its A and B fragments from stage s.
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void mma_stage_fragments(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int s, int wm0, int wn0,
@@ -246,13 +263,6 @@ VAECONV_UNROLL
     Atom::commit_batch();
   }
 
-  // 16-byte units from a warp tile's first operand block to the block at row `row` (a multiple
-  // of 8: the swizzle pattern restarts there, so the offset does not depend on the warp tile's
-  // own row) and K step ka.
-  VAECONV_HD static constexpr uint32_t block_offset16(int row, int ka) {
-    return uint32_t(Tile::offset(row, ka * kChunksPerAtomK)) / 16;
-  }
-
   // acc += part, after the batch that wrote part has been waited for.
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void promote(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
@@ -274,14 +284,6 @@ VAECONV_UNROLL
       for (int j = 0; j < N; ++j)
 VAECONV_UNROLL
         for (int r = 0; r < Layout::kCElems; ++r) f[i][j].v[r] = 0.f;
-  }
-
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static void fence_all(
-      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN]) {
-VAECONV_UNROLL
-    for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-      for (int j = 0; j < Policy::kAtomsN; ++j) Atom::fence_operands(acc[i][j]);
   }
 };
 

@@ -69,9 +69,9 @@ struct Epilogue {
   using Arch = typename Policy::ArchT;
   static constexpr bool kPairs = c_pairs_along_n<Layout>();
 
-  // acc[i][j]: the warp's atoms; (wm0, wn0): the warp tile's origin in the block tile; stage: the
-  // LDS the kernel lends the epilogue (Shape::kStagingRoom bytes).
-  // b: the frame (n, ot) and the first output channel n0; rows: the tile's pixels.
+  // b: the frame (n, ot) and the first output channel n0; rows: the tile's pixels; acc[i][j]: the
+  // warp's atoms; (wm0, wn0): the warp tile's origin in the block tile; stage: the LDS the kernel
+  // lends the epilogue (Shape::kStagingRoom bytes).
   template <class Rows, class FragC>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, const BlockCoord& b,
                                  const Rows& rows,
@@ -106,7 +106,8 @@ struct Epilogue {
     return off;
   }
 
-  // v = acc * s[n] + bias[n] for output channel n (< Cout), the fp32 expression of run_fp32.
+  // v = acc * s[n] + bias[n] for output channel n (< Cout): the one fp32 expression of both
+  // stagings, so they round to the same bits.
   VAECONV_DEVICE VAECONV_FORCE_INLINE static float scaled(const ConvParams& p, float acc_scale,
                                                           int n, float v) {
     if (p.x_scale) v *= acc_scale * p.w_scale[n];
@@ -175,8 +176,7 @@ VAECONV_UNROLL
     const uint16_t* res = static_cast<const uint16_t*>(p.residual);
     const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;
     const bool vector_ok = (p.cout % 8) == 0;
-    const bool dequant = p.x_scale != nullptr;
-    const float acc_scale = dequant ? p.x_scale[0] * Atom::acc_scale() : 1.f;
+    const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
     const float y_scale = p.y_fp8 ? p.y_scale[0] : 1.f;
     // A frame's rows packed back to back (every dense output): pixel m sits at m * out_sw, with
     // no division of m into (oh, ow) per stored chunk.
@@ -213,15 +213,11 @@ VAECONV_UNROLL
         const int ne = p.cout - n < 8 ? p.cout - n : 8;
         const float4 lo = src[0], hi = src[1];
         float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        if (dequant) {
+        // Scale and bias (scaled(), the packed path's expression), then the residual, all in
+        // fp32, before the one rounding of the store. Elements past Cout are never stored.
 VAECONV_UNROLL
-          for (int e = 0; e < 8; ++e) v[e] *= acc_scale * (e < ne ? p.w_scale[n + e] : 0.f);
-        }
-        // Bias and residual in fp32, before the one rounding of the store.
-        if (p.bias) {
-VAECONV_UNROLL
-          for (int e = 0; e < 8; ++e) v[e] += e < ne ? p.bias[n + e] : 0.f;
-        }
+        for (int e = 0; e < 8; ++e)
+          if (e < ne) v[e] = scaled(p, acc_scale, n + e, v[e]);
         if (res) {
           if (vector_ok) {  // ne == 8: one 16-byte read of the residual row
             const uint4 r4 = *reinterpret_cast<const uint4*>(res + off);
