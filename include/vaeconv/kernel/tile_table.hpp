@@ -56,7 +56,9 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 #else
 // VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST,MB} override the wide bf16 tile (with VAECONV_SWEEP_FP8 the wide
 // fp8 tile, with VAECONV_SWEEP_TR the bf16 tap-reduce tile, with VAECONV_SWEEP_EL the bf16 wide
-// element-wise tile, with VAECONV_SWEEP_HALO the halo kernel's tile: BM must stay 128) for a tuning sweep (bench/sweep.sh); shipped builds never set them.
+// element-wise tile, with VAECONV_SWEEP_HALO the halo kernel's tile, whose patch is then BM / 8 rows
+// of 8 pixels and which then takes every Cin up to 96) for a tuning sweep (bench/sweep.sh);
+// shipped builds never set them.
 #if defined(VAECONV_SWEEP_BM)
 #if !defined(VAECONV_SWEEP_MB)
 #define VAECONV_SWEEP_MB 1
@@ -128,8 +130,16 @@ static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
 // but on the H200 (session 6) it was faster only at Cin = 16 (dec_conv_in 36.1 -> 27.4 us) and
 // slower at Cin = 96 (96->96 at 1024^2 488 -> 543 us, docs/perf-notes.md): so it takes Cin <= 16,
 // and the wider layers keep the implicit GEMM of conv_kernel.hpp.
+#if defined(VAECONV_SWEEP_HALO)
+using HaloBf16 = HaloTile<VAECONV_SWEEP_BM / 8, 8, 96, 2>;  // the sweep's BM: patches of BM / 8 rows
+#else
 using HaloBf16 = HaloTile<16, 8, 96, 2>;
+#endif
+#if defined(VAECONV_SWEEP_HALO)
+constexpr int kHaloDispatchMaxCin = HaloBf16::kMaxCin;  // a halo sweep times every Cin it holds
+#else
 constexpr int kHaloDispatchMaxCin = 16;
+#endif
 #if defined(VAECONV_WIDE_WGMMA)
 constexpr bool kHaloKernel = true;
 #if defined(VAECONV_SWEEP_HALO)
