@@ -75,10 +75,9 @@ std::vector<Extra> extra_cases() {
       {"tapreduce_inplace_whole_patches", ConvDesc::causal3x3x3(1, 1, 28, 14, 96, 3), inplace},
       {"tapreduce_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 2, 17, 30, 64, 3), 8, 5), res},
       {"causal_cin16_cout32", ConvDesc::causal3x3x3(1, 1, 30, 30, 16, 32), plain},
-      // T = 1 causal convs that the halo kernel computed correctly up to Cin = 96 in session 6
-      // (partial patches, K steps crossing taps inside a K tile, a residual in place, padded
-      // strides, several Cout tiles, a batch of two). It now takes Cin <= 16 only
-      // (tile_table.hpp); the wider ones run the implicit GEMM, the last one the halo kernel.
+      // T = 1 causal convs of the halo kernel, which takes Cin <= 96 (tile_table.hpp): partial
+      // 32 x 8 patches, K steps crossing taps inside a K tile, a residual in place, padded
+      // strides, several Cout tiles, a batch of two.
       {"halo_cin48_partial", ConvDesc::causal3x3x3(1, 1, 37, 29, 48, 96), plain},
       {"halo_inplace", ConvDesc::causal3x3x3(1, 1, 19, 45, 96, 96), inplace},
       {"halo_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 1, 21, 18, 96, 96), 16, 8), plain},

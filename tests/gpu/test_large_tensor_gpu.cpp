@@ -2,7 +2,9 @@
 //
 // A causal 3x3x3 conv over 9 frames of 4096x4096x16 (2.4e9 elements, 4.8 GB), run twice on the
 // same input: Cout = 16 (the implicit GEMM; its output is past 2^31 elements too) and Cout = 3
-// (the tap-reduce kernel). Every output element is checked to be written (the output is poisoned
+// (the tap-reduce kernel). Then a T = 1 conv over a batch of three 4096x2560x96 images (3.0e9
+// elements in and out, 6 GB each): the halo kernel where it is built (sm_90a), else the implicit
+// GEMM. Every output element is checked to be written (the output is poisoned
 // with NaN first), and sampled pixels — borders of the last frames and random pixels whose input
 // element offset is past 2^31 — are compared, all channels, with a direct double-precision dot
 // product. A full reference would
@@ -64,18 +66,20 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
   for (size_t i = 0; i < y_n; ++i) unwritten += (y[i] & 0x7F80) == 0x7F80 && (y[i] & 0x7F);
   EXPECT_EQ(unwritten, 0u) << "output elements left NaN (unwritten)";
 
-  // Sampled pixels: corners and edges of the last two frames, plus random far pixels.
-  const int64_t H = d.h, W = d.w, T = d.t, C = d.cin;
-  std::vector<std::array<int64_t, 3>> pix;  // (t, h, w)
-  for (int64_t t : {T - 2, T - 1})
+  // Sampled pixels: corners and edges of the last two frames, plus random far pixels. A frame
+  // f = n * T + t is time slice t of batch item n; the causal taps stay inside item n.
+  const int64_t H = d.h, W = d.w, T = d.t, C = d.cin, F = d.n * d.t;
+  std::vector<std::array<int64_t, 3>> pix;  // (f, h, w)
+  for (int64_t f : {F - 2, F - 1})
     for (int64_t h : {int64_t(0), H / 2, H - 1})
-      for (int64_t ww : {int64_t(0), W / 3, W - 1}) pix.push_back({t, h, ww});
+      for (int64_t ww : {int64_t(0), W / 3, W - 1}) pix.push_back({f, h, ww});
   std::mt19937_64 rng(5);
-  // Frame 8 starts exactly at element 2^31: half the random pixels go there, half anywhere.
+  // The last frame lies past 2^31 input elements: half the random pixels go there, half anywhere.
   for (int i = 0; i < 400; ++i)
-    pix.push_back({i % 2 ? T - 1 : int64_t(rng() % T), int64_t(rng() % H), int64_t(rng() % W)});
+    pix.push_back({i % 2 ? F - 1 : int64_t(rng() % F), int64_t(rng() % H), int64_t(rng() % W)});
   int64_t checked = 0, bad = 0, past_2_31 = 0;
   for (const auto& p : pix) {
+    const int64_t t = p[0] % T, f0 = p[0] - t;  // f0: the item's first frame
     const int64_t out_off = ((p[0] * H + p[1]) * W + p[2]) * d.cout;
     past_2_31 += ((p[0] * H + p[1]) * W + p[2]) * C > (int64_t(1) << 31);  // input offset
     for (int64_t co = 0; co < d.cout; ++co) {
@@ -83,17 +87,17 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
       for (int kt = 0; kt < 3; ++kt)
         for (int kh = 0; kh < 3; ++kh)
           for (int kw = 0; kw < 3; ++kw) {
-            const int64_t it = p[0] + kt - 2, ih = p[1] + kh - 1, iw = p[2] + kw - 1;
+            const int64_t it = t + kt - 2, ih = p[1] + kh - 1, iw = p[2] + kw - 1;
             if (it < 0 || ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
             for (int64_t ci = 0; ci < C; ++ci)
-              acc += double(bf16_to_float(x[size_t(((it * H + ih) * W + iw) * C + ci)])) *
+              acc += double(bf16_to_float(x[size_t((((f0 + it) * H + ih) * W + iw) * C + ci)])) *
                      bf16_to_float(float_to_bf16(w[size_t((((co * C + ci) * 3 + kt) * 3 + kh) * 3 + kw)]));
           }
       const double g = bf16_to_float(y[size_t(out_off + co)]);
       ++checked;
       if (!(std::fabs(g - acc) <= 2e-2 + 2e-2 * std::fabs(acc))) {
         if (bad < 5)
-          ADD_FAILURE() << "pixel (t " << p[0] << ", h " << p[1] << ", w " << p[2] << ") c " << co
+          ADD_FAILURE() << "pixel (frame " << p[0] << ", h " << p[1] << ", w " << p[2] << ") c " << co
                         << ": got " << g << ", want " << acc;
         ++bad;
       }
@@ -105,28 +109,47 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
               d.to_string().c_str(), y_n, static_cast<long long>(checked));
 }
 
+// Random bf16 input of d, on the host (x) and the device (*xd).
+void upload_input(const ConvDesc& d, std::vector<uint16_t>& x, void** xd) {
+  const size_t x_n = size_t(d.in_elements());
+  x.resize(x_n);
+  std::vector<std::thread> pool;
+  const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned t = 0; t < nt; ++t)
+    pool.emplace_back([&, t] {
+      for (size_t i = t; i < x_n; i += nt) x[i] = hashed_bf16(i);
+    });
+  for (auto& th : pool) th.join();
+  VAECONV_HIP_CHECK(hipMalloc(xd, x_n * 2));
+  VAECONV_HIP_CHECK(hipMemcpy(*xd, x.data(), x_n * 2, hipMemcpyHostToDevice));
+}
+
 TEST(LargeTensor, CausalVideoPast2To31Elements) {
   VAECONV_REQUIRE_GPU();
   const ConvDesc d = ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 16);
   ASSERT_GT(d.in_elements(), int64_t(1) << 31);
-  const size_t x_n = size_t(d.in_elements());
-
-  std::vector<uint16_t> x(x_n);
-  {
-    std::vector<std::thread> pool;
-    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned t = 0; t < nt; ++t)
-      pool.emplace_back([&, t] {
-        for (size_t i = t; i < x_n; i += nt) x[i] = hashed_bf16(i);
-      });
-    for (auto& th : pool) th.join();
-  }
+  std::vector<uint16_t> x;
   void* xd = nullptr;
-  VAECONV_HIP_CHECK(hipMalloc(&xd, x_n * 2));
-  VAECONV_HIP_CHECK(hipMemcpy(xd, x.data(), x_n * 2, hipMemcpyHostToDevice));
+  upload_input(d, x, &xd);
+  if (HasFatalFailure()) return;
   // Cout = 16: the implicit GEMM (output past 2^31 too); Cout = 3: the tap-reduce kernel.
   run_and_check(d, x, xd);
   run_and_check(ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 3), x, xd);
+  (void)hipFree(xd);
+}
+
+// T = 1 and 96 channels: the 1024^2 decoder layer's kernel (the halo kernel on sm_90a), with
+// the batch carrying the offsets past 2^31 (each image's view stays under 2^31 bytes).
+TEST(LargeTensor, BatchOfImagesPast2To31Elements) {
+  VAECONV_REQUIRE_GPU();
+  const ConvDesc d = ConvDesc::causal3x3x3(3, 1, 4096, 2560, 96, 96);
+  ASSERT_GT(d.in_elements(), int64_t(1) << 31);
+  ASSERT_GT(d.out_elements(), int64_t(1) << 31);
+  std::vector<uint16_t> x;
+  void* xd = nullptr;
+  upload_input(d, x, &xd);
+  if (HasFatalFailure()) return;
+  run_and_check(d, x, xd);
   (void)hipFree(xd);
 }
 

@@ -20,6 +20,7 @@
 #include "vaeconv/core/numerics_bf16.hpp"
 #include "vaeconv/kernel/halo_tile.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
+#include "vaeconv/kernel/tile_table.hpp"
 
 namespace {
 
@@ -27,7 +28,8 @@ namespace emu = vaeconv::emu;
 using vaeconv::kernel::HaloCursor;
 using vaeconv::kernel::SwizzledTile;
 using vaeconv::layout::WgmmaDescriptor;
-using Halo = vaeconv::kernel::HaloTile<16, 8, 96, 2>;  // the shipped bf16 halo
+using Halo = vaeconv::kernel::HaloBf16;  // the shipped bf16 halo
+constexpr int kAtoms = Halo::kPixels / 64;  // m64 wgmma atoms per block tile (any warpgroup split)
 using BTile = SwizzledTile<8>;                          // BK = 64 bf16: 128-byte rows
 
 double decode_bf16(const std::uint8_t* p) {
@@ -37,7 +39,8 @@ double decode_bf16(const std::uint8_t* p) {
 enum class Break { kNothing, kRowStride, kIgnoreTap, kSwizzledA };
 
 // A frame of H x W pixels, Cin channels; the patch at (oh0, ow0); N = 96 output channels.
-// Returns the number of wrong accumulator registers (of 2 warpgroups x 128 threads x 48).
+// Returns the number of wrong accumulator registers (of kAtoms m64 atoms x 128 threads x 48):
+// every 64-row atom of the patch gets its own descriptor, whichever warpgroup issues it.
 int run_tile(int h, int w, int cin, int oh0, int ow0, Break brk, unsigned seed) {
   constexpr int kN = 96, kBK = 64;
   std::mt19937 rng(seed);
@@ -63,7 +66,7 @@ int run_tile(int h, int w, int cin, int oh0, int ow0, Break brk, unsigned seed) 
       }
     }
 
-  std::vector<std::vector<std::vector<double>>> d(2, std::vector<std::vector<double>>(
+  std::vector<std::vector<std::vector<double>>> d(kAtoms, std::vector<std::vector<double>>(
                                                          128, std::vector<double>(kN / 2, 0.0)));
   HaloCursor<Halo> cur;
   for (int kt = 0; kt < k_tiles; ++kt) {
@@ -79,7 +82,7 @@ int run_tile(int h, int w, int cin, int oh0, int ow0, Break brk, unsigned seed) 
         }
     for (int ka = 0; ka < kBK / 16; ++ka) {
       if (cur.k < k) {
-        for (int wg = 0; wg < 2; ++wg) {
+        for (int wg = 0; wg < kAtoms; ++wg) {
           const int row0 = 64 * wg;
           std::uint32_t a = halo_base + std::uint32_t(cur.a_offset(row0));
           if (brk == Break::kIgnoreTap) a -= std::uint32_t(cur.tap_offset);
@@ -101,7 +104,7 @@ int run_tile(int h, int w, int cin, int oh0, int ow0, Break brk, unsigned seed) 
 
   // Reference: out[m][n] = sum over taps and channels, zero padding outside the frame.
   int bad = 0;
-  for (int wg = 0; wg < 2; ++wg)
+  for (int wg = 0; wg < kAtoms; ++wg)
     for (int t = 0; t < 128; ++t)
       for (int r = 0; r < kN / 2; ++r) {
         const int warp = t / 32, lane = t % 32;
@@ -123,12 +126,15 @@ int run_tile(int h, int w, int cin, int oh0, int ow0, Break brk, unsigned seed) 
 }
 
 TEST(HaloTile, GeometryOfTheShippedHalo) {
-  EXPECT_EQ(Halo::kHaloPixels, 180);
-  EXPECT_EQ(Halo::kChunkStride, 181 * 16);
+  static_assert(Halo::kCols == 8 && Halo::kPixels % 64 == 0, "whole m64 atoms of 8-pixel rows");
+  EXPECT_EQ(Halo::kHaloPixels, (Halo::kRows + 2) * 10);
+  EXPECT_EQ(Halo::kChunkStride, (Halo::kHaloPixels + 1) * 16);
   EXPECT_EQ(Halo::kRowStride, 160);
-  EXPECT_EQ(Halo::kBytes, 12 * 181 * 16);
+  EXPECT_EQ(Halo::kBytes, 12 * (Halo::kHaloPixels + 1) * 16);
   // Row m of tap (kh, kw) reads halo pixel (m / 8 + kh, m % 8 + kw).
   EXPECT_EQ(Halo::a_offset(9, 1, 2, 3), 3 * Halo::kChunkStride + (2 * 10 + 3) * 16);
+  EXPECT_EQ(Halo::a_offset(Halo::kPixels - 1, 2, 2, 11),
+            11 * Halo::kChunkStride + ((Halo::kRows + 1) * 10 + 9) * 16);
   // Eight consecutive A rows of one patch row are 128 contiguous bytes (one core matrix).
   for (int m = 0; m < 8; ++m) EXPECT_EQ(Halo::a_offset(8 + m, 2, 1, 0), Halo::a_offset(8, 2, 1, 0) + 16 * m);
 }
@@ -142,27 +148,30 @@ TEST(HaloTile, CursorWalksThePackedK) {
       ASSERT_EQ(cur.c, c) << cin << " " << k;
       ASSERT_EQ(cur.kh * 3 + cur.kw, tap);
       ASSERT_EQ(cur.a_offset(0), Halo::a_offset(0, kh, kw, c / 8)) << cin << " " << k;
-      ASSERT_EQ(cur.a_offset(64), Halo::a_offset(64, kh, kw, c / 8)) << cin << " " << k;
+      for (int row0 = 64; row0 < Halo::kPixels; row0 += 64)
+        ASSERT_EQ(cur.a_offset(row0), Halo::a_offset(row0, kh, kw, c / 8)) << cin << " " << k;
       cur.step(16, cin);
     }
   }
 }
 
 TEST(HaloTile, WgmmaOnTheHaloIsTheConvolution) {
+  constexpr int R = Halo::kRows;
   // Interior patch, Cin = 96 (the 96-channel layers: 14 K tiles, the last half padding).
-  EXPECT_EQ(run_tile(40, 30, 96, 16, 8, Break::kNothing, 1), 0);
+  EXPECT_EQ(run_tile(3 * R, 30, 96, R, 8, Break::kNothing, 1), 0);
   // Top-left corner (zero padding on two sides), Cin = 16 (dec_conv_in: 3 K tiles).
-  EXPECT_EQ(run_tile(20, 12, 16, 0, 0, Break::kNothing, 2), 0);
+  EXPECT_EQ(run_tile(R + 4, 12, 16, 0, 0, Break::kNothing, 2), 0);
   // A patch that overhangs the frame's bottom-right corner (partial patch), Cin = 32.
-  EXPECT_EQ(run_tile(21, 13, 32, 16, 8, Break::kNothing, 3), 0);
+  EXPECT_EQ(run_tile(R + 5, 13, 32, R, 8, Break::kNothing, 3), 0);
   // Cin = 48: K steps cross taps inside a K tile.
-  EXPECT_EQ(run_tile(33, 17, 48, 16, 8, Break::kNothing, 4), 0);
+  EXPECT_EQ(run_tile(2 * R + 1, 17, 48, R, 8, Break::kNothing, 4), 0);
 }
 
 TEST(HaloTile, NegativeControlsFail) {
-  EXPECT_NE(run_tile(40, 30, 32, 16, 8, Break::kRowStride, 5), 0);
-  EXPECT_NE(run_tile(40, 30, 32, 16, 8, Break::kIgnoreTap, 6), 0);
-  EXPECT_NE(run_tile(40, 30, 32, 16, 8, Break::kSwizzledA, 7), 0);
+  constexpr int R = Halo::kRows;
+  EXPECT_NE(run_tile(3 * R, 30, 32, R, 8, Break::kRowStride, 5), 0);
+  EXPECT_NE(run_tile(3 * R, 30, 32, R, 8, Break::kIgnoreTap, 6), 0);
+  EXPECT_NE(run_tile(3 * R, 30, 32, R, 8, Break::kSwizzledA, 7), 0);
 }
 
 }  // namespace

@@ -90,6 +90,15 @@ struct Cdna {
   template <int Pending>
   VAECONV_DEVICE static void wait() {}  // s_waitcnt is inserted where the staged data is used
 
+  // v, the same in every lane of the wave, in a scalar register (s_readfirstlane).
+  VAECONV_DEVICE static int wave_uniform(int v) {
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__
+    return __builtin_amdgcn_readfirstlane(v);
+#else
+    return v;
+#endif
+  }
+
   // --- Epilogue rounding: two floats to bf16, lo in bits 0-15 -----------------------------------
   // The shared integer RNE (core/numerics_bf16.hpp). gfx950's v_cvt_pk_bf16_f32 would do it in
   // one instruction; it is not used until its rounding can be checked on hardware.

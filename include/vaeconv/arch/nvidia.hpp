@@ -44,6 +44,17 @@ struct Nvidia {
 #endif
   }
 
+  // v, the same in every lane of the wave, known to the compiler to be so: a value read from lane
+  // 0 lives in a uniform register, so addresses built from it (wgmma descriptors) need no
+  // per-instruction move from the vector registers.
+  VAECONV_DEVICE static int wave_uniform(int v) {
+#if defined(__CUDA_ARCH__)
+    return __shfl_sync(0xffffffffu, v, 0);
+#else
+    return v;
+#endif
+  }
+
   // Debug builds stop a block whose dynamic shared memory is not on the 1 KiB swizzle repeat the
   // wgmma descriptors assume (kernel/block_gemm.hpp declares it aligned; this checks the claim).
   VAECONV_DEVICE static void check_lds_alignment(const void* p) {

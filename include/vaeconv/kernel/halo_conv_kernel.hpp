@@ -13,12 +13,13 @@
 // i / (patches * n_tiles), Cout tile i % n_tiles (halo_coord). One tile per block.
 //
 // Which convs (use_halo_kernel, tile_table.hpp): causal, T = 1 (one time tap), bf16, Cin a
-// multiple of the atom's K step and at most the halo's kMaxCin, the wide tile; shipped for
-// Cin <= 16, where it measured faster than the implicit GEMM (docs/perf-notes.md). The atom must read
+// multiple of the atom's K step and at most the halo's kMaxCin (96), the wide tile; there it
+// measured faster than the implicit GEMM (session 7, docs/perf-notes.md). The atom must read
 // LDS itself (wgmma): fragment atoms (mma.sync, MFMA) would take per-lane halo addresses instead,
 // which is not built yet.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
@@ -47,6 +48,15 @@ struct HaloPolicy : Base {
   static_assert(Halo::kCols == 8 && Base::WTM % 8 == 0 && Base::AtomT::kM % 8 == 0,
                 "a core matrix of 8 A rows is one patch row of 8 pixels");
 };
+
+// f(std::integral_constant<int, min(n, N)>) for 1 <= n: a runtime count of steps as a constant.
+template <int N, class F>
+VAECONV_DEVICE VAECONV_FORCE_INLINE void with_steps(int n, F&& f) {
+  if constexpr (N > 1) {
+    if (n < N) return with_steps<N - 1>(n, f);
+  }
+  f(std::integral_constant<int, N>{});
+}
 
 template <class Policy>
 struct HaloConvKernel {
@@ -96,33 +106,48 @@ struct HaloConvKernel {
 
     // K tile kt, step ka reads A at the halo shift of its tap; steps past K (the packed row's
     // padding) are skipped: every warpgroup skips the same ones.
-    const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
-    const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
-    const uint32_t halo_u32 = Arch::smem_u32(halo);
+    // The descriptors are built in uniform registers (the warp index made wave-uniform), A's once
+    // per block: each K step adds its halo shift in 16-byte units (the start address field does
+    // not carry: LDS addresses are below 2^18).
+    const int uwarp = Arch::wave_uniform(warp);
+    const int wm0 = (uwarp % Policy::kWarpsM) * Policy::WTM;
+    const int wn0 = (uwarp / Policy::kWarpsM) * Policy::WTN;
+    static_assert(Policy::WTM % Halo::kCols == 0 && Atom::kM % Halo::kCols == 0,
+                  "atoms start on patch rows");
+    const uint64_t da0 = Atom::descriptor_unswizzled(
+        Arch::smem_u32(halo) + uint32_t(wm0 / Halo::kCols * Halo::kRowStride), Halo::kChunkStride,
+        Halo::kRowStride);
     HaloCursor<Halo> cur;
-    auto compute = [&](FragC (&t)[Policy::kAtomsM][Policy::kAtomsN], int s, int /*kt*/,
-                       int first_scale) VAECONV_FORCE_INLINE_LAMBDA {
-      const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(
-          Arch::smem_u32(Gemm::stage_b(stages, s)) + Tile::offset(wn0, 0));
+    // One batch of N K steps (N a constant): nothing but atoms and scalar cursor steps between
+    // the batch's fence and commit. A condition per step there (the K tail) made ptxas inject a
+    // warpgroup.arrive before each atom (C7519); the tail picks its step count outside instead.
+    auto batch = [&](auto steps, FragC (&t)[Policy::kAtomsM][Policy::kAtomsN], uint64_t db,
+                     int first_scale) VAECONV_FORCE_INLINE_LAMBDA {
       Gemm::fence_all(t);
       Atom::begin_batch();
 VAECONV_UNROLL
-      for (int ka = 0; ka < Policy::kAtomsK; ++ka) {
-        if (cur.k < p.k) {
+      for (int ka = 0; ka < decltype(steps)::value; ++ka) {
 VAECONV_UNROLL
-          for (int i = 0; i < Policy::kAtomsM; ++i) {
-            const uint64_t da = Atom::descriptor_unswizzled(
-                halo_u32 + uint32_t(cur.a_offset(wm0 + i * Atom::kM)), Halo::kChunkStride,
-                Halo::kRowStride);
+        for (int i = 0; i < Policy::kAtomsM; ++i) {
+          const uint64_t da = da0 + uint32_t(cur.a_offset(i * Atom::kM)) / 16;
 VAECONV_UNROLL
-            for (int j = 0; j < Policy::kAtomsN; ++j)
-              Atom::mma(t[i][j], da, db + Gemm::block_offset16(j * Atom::kN, ka),
-                        ka == 0 ? first_scale : 1);
-          }
+          for (int j = 0; j < Policy::kAtomsN; ++j)
+            Atom::mma(t[i][j], da, db + Gemm::block_offset16(j * Atom::kN, ka),
+                      ka == 0 ? first_scale : 1);
         }
         cur.step(Atom::kK, p.cin);
       }
       Atom::commit_batch();
+    };
+    auto compute = [&](FragC (&t)[Policy::kAtomsM][Policy::kAtomsN], int s, int /*kt*/,
+                       int first_scale) VAECONV_FORCE_INLINE_LAMBDA {
+      const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(
+          Arch::smem_u32(Gemm::stage_b(stages, s)) + Tile::offset(wn0, 0));
+      // K steps of this tile inside K (>= 1; the steps past K are the packed row's padding).
+      const int left = (p.k - cur.k) / Atom::kK;
+      with_steps<Policy::kAtomsK>(left, [&](auto n) VAECONV_FORCE_INLINE_LAMBDA {
+        batch(n, t, db, first_scale);
+      });
     };
     FragC acc[Policy::kAtomsM][Policy::kAtomsN];
     Gemm::mainloop(acc, k_tiles, slot, issue, flush, compute);

@@ -68,23 +68,24 @@ template <class Halo>
 struct HaloCursor {
   int k = 0, c = 0, kh = 0, kw = 0;
   int tap_offset = 0;
+  // dk <= cin (the kernel steps by the atom's K, which divides Cin): at most one tap change.
+  // Written with selects, not branches: the kernel steps the cursor between the wgmmas of one
+  // batch, where a branch makes ptxas fence the accumulators before each atom.
   VAECONV_HD void step(int dk, int cin) {
     k += dk;
     c += dk;
-    while (c >= cin) {
-      c -= cin;
-      tap_offset += 16;
-      if (++kw == 3) {
-        kw = 0;
-        ++kh;
-        tap_offset += Halo::kRowStride - 3 * 16;
-      }
-    }
+    const bool next_tap = c >= cin;
+    const bool next_row = next_tap && kw == 2;
+    c = next_tap ? c - cin : c;
+    kw = next_row ? 0 : kw + int(next_tap);
+    kh += int(next_row);
+    tap_offset += next_row ? Halo::kRowStride - 2 * 16 : (next_tap ? 16 : 0);
   }
   // Byte offset, from the halo base, of the first A row of an atom whose rows start at patch row
   // row0 (a multiple of kCols), at this position.
   VAECONV_HD int a_offset(int row0) const {
-    return (c / Halo::kChunkElems) * Halo::kChunkStride + (row0 / Halo::kCols) * Halo::kRowStride +
+    return int(unsigned(c) / Halo::kChunkElems) * Halo::kChunkStride +
+           (row0 / Halo::kCols) * Halo::kRowStride +
            tap_offset;
   }
 };

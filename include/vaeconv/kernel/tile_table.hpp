@@ -124,28 +124,30 @@ static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
               "the host tests check the NVIDIA tap-reduce halo under this name");
 #endif
 
-// The halo kernel (halo_conv_kernel.hpp): a patch of 16 x 8 output pixels (BM = 128) and its
-// 18 x 10 input halo of up to 96 bf16 channels (34 KiB), then B-only stages. Built where the wide
-// tile is the wgmma atom (NVIDIA sm_90a). It computes every Cin up to 96 correctly (GPU suite),
-// but on the H200 (session 6) it was faster only at Cin = 16 (dec_conv_in 36.1 -> 27.4 us) and
-// slower at Cin = 96 (96->96 at 1024^2 488 -> 543 us, docs/perf-notes.md): so it takes Cin <= 16,
-// and the wider layers keep the implicit GEMM of conv_kernel.hpp.
+// The halo kernel (halo_conv_kernel.hpp): a patch of 32 x 8 output pixels (BM = 256, two
+// warpgroups of 128 rows) and its 34 x 10 input halo of up to 96 bf16 channels (64 KiB), then
+// three B-only stages at 2 blocks/SM (128 registers, no spill). Built where the wide tile is the
+// wgmma atom (NVIDIA sm_90a). Session 6 shipped a 16 x 8 patch for Cin <= 16 only: at Cin = 96 it
+// was slower than the implicit GEMM, which ncu traced to occupancy (1 block/SM at 4 stages).
+// The session-7 sweep (docs/perf-notes.md) found the 256-row patch at 3 stages faster than the
+// implicit GEMM at every T = 1 layer it holds: 96->96 at 1024^2 479 -> 464 us, 96->192 259 ->
+// 244 us (each weight tile read from L2 once per 256 pixels instead of 128), so it takes Cin <= 96.
 #if defined(VAECONV_SWEEP_HALO)
 using HaloBf16 = HaloTile<VAECONV_SWEEP_BM / 8, 8, 96, 2>;  // the sweep's BM: patches of BM / 8 rows
 #else
-using HaloBf16 = HaloTile<16, 8, 96, 2>;
+using HaloBf16 = HaloTile<32, 8, 96, 2>;  // 256 output pixels
 #endif
 #if defined(VAECONV_SWEEP_HALO)
 constexpr int kHaloDispatchMaxCin = HaloBf16::kMaxCin;  // a halo sweep times every Cin it holds
 #else
-constexpr int kHaloDispatchMaxCin = 16;
+constexpr int kHaloDispatchMaxCin = 96;
 #endif
 #if defined(VAECONV_WIDE_WGMMA)
 constexpr bool kHaloKernel = true;
 #if defined(VAECONV_SWEEP_HALO)
 using HaloShape = SweepShape;
 #else
-using HaloShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
+using HaloShape = TileShape<256, 96, 64, 2, 1, 3, 2>;
 #endif
 #else
 constexpr bool kHaloKernel = false;
