@@ -8,7 +8,8 @@
 # .ca (cached in L1 as well as L2) instead of .cg; flag "fp8" makes the candidate the wide FP8 tile
 # instead of the wide BF16 one (BK in fp8 elements); flag "tr" makes it the BF16 tap-reduce tile
 # (BN = 32; the halo is BM / 16 rows of 16 pixels); flag "halo" the halo kernel's tile (its patch
-# is BM / 8 rows of 8 pixels; it then takes every T = 1 causal bf16 layer with Cin <= 96); flag "el" the BF16 wide element-wise tile
+# is BM / 8 rows of 8 pixels; it then takes every T = 1 causal bf16 layer with Cin <= 96, or <= N
+# with flag "hcN", the channels its halo holds); flag "el" the BF16 wide element-wise tile
 # (Cin not a multiple of 8: enc_conv_in); flag "mma" builds the wide tiles on mma.sync instead of
 # wgmma (then warpsM/warpsN count warps; with wgmma they count warpgroups); flags "noepi",
 # "nomma" and "nocopy" are timing experiments that leave that stage out of every conv kernel.
@@ -30,6 +31,7 @@ case "${1:-}" in
           tr) flags+=" -DVAECONV_SWEEP_TR=1" ;;
           el) flags+=" -DVAECONV_SWEEP_EL=1" ;;
           halo) flags+=" -DVAECONV_SWEEP_HALO=1" ;;
+          hc*) flags+=" -DVAECONV_SWEEP_HALO_CIN=${f#hc}" ;;
           mma) flags+=" -DVAECONV_SWEEP_MMA=1" ;;
           # Timing experiments (outputs wrong by design, the bench then skips its check): leave
           # the epilogue, the matrix instructions or the operand copies out of the conv kernel.

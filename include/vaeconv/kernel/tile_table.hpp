@@ -133,7 +133,11 @@ static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
 // implicit GEMM at every T = 1 layer it holds: 96->96 at 1024^2 479 -> 464 us, 96->192 259 ->
 // 244 us (each weight tile read from L2 once per 256 pixels instead of 128), so it takes Cin <= 96.
 #if defined(VAECONV_SWEEP_HALO)
-using HaloBf16 = HaloTile<VAECONV_SWEEP_BM / 8, 8, 96, 2>;  // the sweep's BM: patches of BM / 8 rows
+#if !defined(VAECONV_SWEEP_HALO_CIN)
+#define VAECONV_SWEEP_HALO_CIN 96
+#endif
+// The sweep's BM: patches of BM / 8 rows, holding up to VAECONV_SWEEP_HALO_CIN channels.
+using HaloBf16 = HaloTile<VAECONV_SWEEP_BM / 8, 8, VAECONV_SWEEP_HALO_CIN, 2>;
 #else
 using HaloBf16 = HaloTile<32, 8, 96, 2>;  // 256 output pixels
 #endif
