@@ -2,11 +2,16 @@
 # Tile sweep (issue 5): builds vaeconv_bench once per candidate wide tile (bf16 or fp8) for
 # NVIDIA into build/sweep-<n>/ so that one device call can time them all:
 #   bench/sweep.sh build                 # here (needs nvcc)
+#   bench/sweep.sh pack DIR              # here: the binaries of build/cuda and of every candidate
+#                                        # into DIR (a few MB, for the device's carry)
 #   bench/sweep.sh run [bench args...]   # on the GPU machine: one bench run per candidate
+#                                        # (from the repository root, or from a packed DIR)
 # Candidates are "BM,BN,BK,warpsM,warpsN,stages[,flag...]": flag "mbN" asks for N resident blocks
 # per SM (__launch_bounds__' second argument); flag "ca" builds the cp.async copies as
 # .ca (cached in L1 as well as L2) instead of .cg; flag "fp8" makes the candidate the wide FP8 tile
-# instead of the wide BF16 one (BK in fp8 elements); flag "tr" makes it the BF16 tap-reduce tile
+# instead of the wide BF16 one (BK in fp8 elements; BK = 128 is a 128-byte row); flag "pf" starts a
+# promoted (fp8 wgmma) K tile's batch before the tile's refill instead of after it (the schedule's
+# kBatchFirst, pipeline_schedule.hpp); flag "tr" makes it the BF16 tap-reduce tile
 # (BN = 32; the halo is BM / 16 rows of 16 pixels); flag "halo" the halo kernel's tile (its patch
 # is BM / 8 rows of 8 pixels; it then takes every T = 1 causal bf16 layer with Cin <= 96, or <= N
 # with flag "hcN", the channels its halo holds); flag "el" the BF16 wide element-wise tile
@@ -28,6 +33,7 @@ case "${1:-}" in
         case "$f" in
           ca) flags+=" -DVAECONV_SWEEP_CA=1" ;;
           fp8) flags+=" -DVAECONV_SWEEP_FP8=1" ;;
+          pf) flags+=" -DVAECONV_SWEEP_PF=1" ;;
           tr) flags+=" -DVAECONV_SWEEP_TR=1" ;;
           el) flags+=" -DVAECONV_SWEEP_EL=1" ;;
           halo) flags+=" -DVAECONV_SWEEP_HALO=1" ;;
@@ -50,11 +56,25 @@ case "${1:-}" in
       echo "built sweep-$i: $c"
       i=$((i + 1))
     done ;;
+  pack)
+    out=${2:?usage: $0 pack DIR}
+    rm -rf "$out"
+    for d in build/cuda build/sweep-*; do
+      [ -x "$d/bench/vaeconv_bench" ] || continue
+      t="$out/build/$(basename "$d")"
+      mkdir -p "$t/bench" "$t/kernels"
+      cp "$d/bench/vaeconv_bench" "$t/bench/"
+      cp "$d/kernels/libvaeconv_kernels.so" "$t/kernels/"
+      if [ -x "$d/tests/vaeconv_gpu_tests" ]; then mkdir -p "$t/tests" && cp "$d/tests/vaeconv_gpu_tests" "$t/tests/"; fi
+      [ -f "$d/candidate.txt" ] && cp "$d/candidate.txt" "$t/"
+    done
+    mkdir -p "$out/bench" && cp "$0" "$out/bench/sweep.sh"
+    du -sh "$out" ;;
   run)
     shift
     for d in build/sweep-*/; do
       echo "=== candidate $(cat "$d/candidate.txt")"
       LD_LIBRARY_PATH="$d/kernels:${LD_LIBRARY_PATH:-}" "$d/bench/vaeconv_bench" "$@"
     done ;;
-  *) echo "usage: $0 build | run [bench args]" >&2; exit 2 ;;
+  *) echo "usage: $0 build | pack DIR | run [bench args]" >&2; exit 2 ;;
 esac

@@ -27,7 +27,7 @@ void check_packing(const ConvDesc& d, int src_kt, int taps_t, int kt_base) {
   EXPECT_EQ(p.info.taps_t, taps_t);
   EXPECT_EQ(p.info.kt_base, kt_base);
   EXPECT_EQ(p.info.k, taps_t * 9 * d.cin);
-  EXPECT_EQ(p.info.k_pad % kPackK, 0);
+  EXPECT_EQ(p.info.k_pad * int64_t(size_of(p.info.dtype)) % kPackRowBytes, 0);
   EXPECT_GE(p.info.k_pad, p.info.k);
   ASSERT_EQ(int64_t(p.bf16.size()), d.cout * p.info.k_pad);
   for (int64_t co = 0; co < d.cout; ++co)

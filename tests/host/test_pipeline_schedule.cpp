@@ -7,6 +7,8 @@
 //     reads, nor in one whose tile has not been computed yet;
 //   * a register staging slot is flushed before the next tile's copy reuses it;
 //   * every tile is computed exactly once, in order.
+// A promoting atom (fp8 wgmma, no batch in flight across a barrier) starts its batch before the
+// refill (batch_first), so the copies' issue runs under it; that order is replayed too.
 // A negative control replays a schedule that refills one tile too early and must fail.
 #include <gtest/gtest.h>
 
@@ -22,7 +24,8 @@ using vaeconv::kernel::PipelineSchedule;
 
 // The replay. `ahead` and `pending` are the schedule's kAhead and kPendingCopies (a negative
 // control passes wrong ones); in_flight batches may remain unfinished across a barrier.
-std::string replay(int stages, int in_flight, int ahead, int pending, int k_tiles) {
+std::string replay(int stages, int in_flight, int ahead, int pending, int k_tiles,
+                   bool batch_first = false) {
   auto buffer = [&](int t) { return t % stages; };
   auto slot = [&](int t) { return t % ahead; };
   std::vector<int> resident(static_cast<size_t>(stages), -1);  // tile whose copy targets buffer
@@ -64,11 +67,18 @@ std::string replay(int stages, int in_flight, int ahead, int pending, int k_tile
       return "tile " + std::to_string(kt) + " flushed from the wrong slot";
     staged[static_cast<size_t>(slot(kt))] = -1;  // flush
     while (static_cast<int>(batches.size()) > in_flight) batches.pop_front();  // wait_batches
-    // __syncthreads, then the refill, then this tile's batch.
+    // __syncthreads, then the refill and this tile's batch (in the order the atom asks for).
+    auto compute = [&]() -> std::string {
+      if (computed != kt) return "tiles computed out of order";
+      batches.push_back(kt);
+      ++computed;
+      return "";
+    };
+    if (batch_first)
+      if (auto e = compute(); !e.empty()) return e;
     if (auto e = issue(kt + ahead); !e.empty()) return "iteration " + std::to_string(kt) + ": " + e;
-    if (computed != kt) return "tiles computed out of order";
-    batches.push_back(kt);
-    ++computed;
+    if (!batch_first)
+      if (auto e = compute(); !e.empty()) return e;
   }
   return computed == k_tiles ? "" : "not every tile computed";
 }
@@ -80,6 +90,13 @@ void expect_schedule_safe() {
     const std::string e = replay(Stages, InFlight, S::kAhead, S::kPendingCopies, k_tiles);
     EXPECT_TRUE(e.empty()) << Stages << " stages, " << InFlight << " in flight, " << k_tiles
                            << " K tiles: " << e;
+    if constexpr (InFlight == 0) {  // the promoting atom's other order: batch, then refill
+      using SF = PipelineSchedule<Stages, InFlight, true>;
+      static_assert(SF::kBatchFirst && SF::kAhead == S::kAhead, "same buffers, other order");
+      const std::string eb = replay(Stages, InFlight, SF::kAhead, SF::kPendingCopies, k_tiles, true);
+      EXPECT_TRUE(eb.empty()) << Stages << " stages, batch before refill, " << k_tiles
+                              << " K tiles: " << eb;
+    }
     for (int kt = 0; kt < k_tiles; ++kt) {  // the helpers are the replay's rules
       EXPECT_EQ(S::buffer(kt), kt % Stages);
       EXPECT_EQ(S::refill_tile(kt), kt + S::kAhead);
@@ -90,7 +107,7 @@ void expect_schedule_safe() {
 TEST(PipelineSchedule, EveryShippedDepthIsHazardFree) {
   expect_schedule_safe<2, 0>();  // AMD tiles, mma.sync element-wise tiles
   expect_schedule_safe<3, 0>();
-  expect_schedule_safe<4, 0>();  // NVIDIA mma.sync tiles, the promoted fp8 wgmma tile
+  expect_schedule_safe<4, 0>();  // NVIDIA mma.sync tiles, promoted fp8 wgmma tiles
   expect_schedule_safe<3, 1>();
   expect_schedule_safe<4, 1>();  // the bf16 wgmma tile: one batch in flight
   expect_schedule_safe<6, 1>();
@@ -102,6 +119,9 @@ TEST(PipelineSchedule, NegativeControlsFail) {
   EXPECT_NE(replay(4, 1, 3, 2, 8), "");
   // Waiting for one group too few: a tile is used before its copy completes.
   EXPECT_NE(replay(4, 0, 3, 3, 8), "");
+  // Batch before refill with one tile too many ahead: the refill lands in the buffer the batch
+  // just started reading.
+  EXPECT_NE(replay(4, 0, 4, 3, 8, true), "");
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 //
 // PyTorch stores conv weights [Cout][Cin][kt][kh][kw] (Conv3d) or [Cout][Cin][kh][kw] (Conv2d).
 // The kernels read B^T of the implicit GEMM: row n = output channel, K = ((kt*3 + kh)*3 + kw)*Cin + c
-// (channels innermost, like the activations), each row zero-padded to k_pad = round_up(K, 64) so
-// every K tile of every shipped BK is in bounds.
+// (channels innermost, like the activations), each row zero-padded to a multiple of 128 bytes
+// (k_pad = round_up(K, 64) bf16 or round_up(K, 128) fp8 elements), so every K tile of every
+// shipped BK (at most 128 bytes of a row) is in bounds.
 //
 // Causal 3x3x3 weights: for T = 1 the causal time pad (2, 0) leaves only slice kt = 2 facing real
 // data, so a T = 1 packing keeps that slice alone (9 taps: the 2D conv); a T > 1 packing keeps all
@@ -22,7 +23,9 @@
 
 namespace vaeconv {
 
-inline constexpr int64_t kPackK = 64;  // packed K is a multiple of this
+inline constexpr int64_t kPackRowBytes = 128;  // a packed row's bytes are a multiple of this
+// The packed K of a row of elem_bytes-wide elements is a multiple of this many elements.
+inline constexpr int64_t pack_k_multiple(int64_t elem_bytes) { return kPackRowBytes / elem_bytes; }
 
 struct PackedWeightsInfo {
   ConvKind kind = ConvKind::kCausal3x3x3;
@@ -74,7 +77,7 @@ inline Status packed_info_for(const ConvDesc& d, PackedWeightsInfo* info) {
     i.kt_base = 0;
   }
   i.k = int64_t(i.taps_t) * 9 * d.cin;
-  i.k_pad = detail::round_up(i.k, kPackK);
+  i.k_pad = detail::round_up(i.k, pack_k_multiple(int64_t(size_of(i.dtype))));
   *info = i;
   return Status::Ok();
 }

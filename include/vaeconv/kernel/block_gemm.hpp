@@ -164,12 +164,21 @@ VAECONV_UNROLL
       __syncthreads();
       // Buffer (kt - 1 - kInFlight) % kStages was last read before this barrier: refill it.
       const int next = Schedule::refill_tile(kt);
-      if (next < k_tiles) issue(Schedule::buffer(next), slot[Schedule::slot(next)]);
-      else Arch::commit();
-
+      auto refill = [&]() VAECONV_FORCE_INLINE_LAMBDA {
+        if (next < k_tiles) issue(Schedule::buffer(next), slot[Schedule::slot(next)]);
+        else Arch::commit();
+      };
 #if !defined(VAECONV_EXPERIMENT_NO_MMA)  // bench/sweep.sh flag nomma (timing experiments)
-      if constexpr (kPromote) compute(part, s, kt, 0);
-      else compute(acc, s, kt, 1);
+      if constexpr (Schedule::kBatchFirst) {  // the schedule's order (pipeline_schedule.hpp)
+        compute(part, s, kt, 0);
+        refill();
+      } else {
+        refill();
+        if constexpr (kPromote) compute(part, s, kt, 0);
+        else compute(acc, s, kt, 1);
+      }
+#else
+      refill();
 #endif
     }
     Arch::template wait<0>();

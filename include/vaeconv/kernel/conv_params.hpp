@@ -32,7 +32,7 @@ struct ConvParams {
   int out_sh = 0, out_sw = 0;
 
   int k = 0;                      // GEMM K = taps * cin
-  int k_pad = 0;                  // packed weight row stride (multiple of 64)
+  int k_pad = 0;                  // packed weight row stride (a multiple of 128 bytes)
   int taps_t = 1;                 // time taps in the packed weights (1, or 3 for T > 1 causal)
   int kt_base = 0;                // time tap of the first packed slice (2 for the T = 1 slice)
   int pad_t = 0;                  // time padding in front (2 for causal, 0 otherwise)

@@ -7,15 +7,22 @@
 //   kAhead + kInFlight + 1 = kStages        (copies ahead, batches in flight, the tile computed).
 // AMD stages copies in registers: tile t uses staging slot t % kAhead, flushed to LDS at
 // iteration t before the barrier, and reused by tile t + kAhead, issued after that barrier.
-// tests/host/test_pipeline_schedule.cpp replays the schedule and checks those claims.
+// Within an iteration, after the barrier, the refill is issued before the tile's math, except
+// with kBatchFirst (only without batches in flight: the promoting fp8 atom, which waits for its
+// batch at the next iteration's top): its batch starts first, and the copies' address arithmetic
+// and issue run under it. The refilled buffer is then tile kt - 1's, whose batch has retired.
+// tests/host/test_pipeline_schedule.cpp replays the schedule, in both orders, and checks those
+// claims.
 #pragma once
 #include "vaeconv/core/config.hpp"
 
 namespace vaeconv::kernel {
 
-template <int Stages, int InFlight>
+template <int Stages, int InFlight, bool BatchFirst = false>
 struct PipelineSchedule {
   static constexpr int kStages = Stages, kInFlight = InFlight;
+  static constexpr bool kBatchFirst = BatchFirst;
+  static_assert(!BatchFirst || InFlight == 0, "a batch ahead of the refill is waited for in turn");
   static constexpr int kAhead = Stages - 1 - InFlight;
   static_assert(kAhead >= 1, "a tile ahead at least (LDS atoms with a batch in flight: 3 stages)");
   // Copy groups that may still be pending when tile kt is needed: those of the kAhead - 1 tiles

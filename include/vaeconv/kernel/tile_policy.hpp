@@ -33,6 +33,15 @@ struct AtomPromotesEachTile : std::false_type {};
 template <class Atom>
 struct AtomPromotesEachTile<Atom, std::enable_if_t<Atom::kPromoteEachTile>> : std::true_type {};
 
+// A promoting atom's batch ahead of the K tile's refill (pipeline_schedule.hpp, kBatchFirst):
+// a candidate of the tile sweep (bench/sweep.sh flag "pf"), not yet measured on the GPU, so
+// shipped builds keep the measured order (refill, then batch).
+#if defined(VAECONV_SWEEP_PF)
+inline constexpr bool kPromotedBatchFirst = true;
+#else
+inline constexpr bool kPromotedBatchFirst = false;
+#endif
+
 // MinBlocks: the blocks per SM/CU the compiler must leave registers for (__launch_bounds__'s
 // second argument). The mma.sync atom's fixed issue latency needs several warps per scheduler to
 // hide, which a 250-register thread does not leave room for (docs/perf-notes.md).
@@ -60,7 +69,8 @@ struct TilePolicy : Shape {
   static constexpr int kChunkElems = 16 / kElemBytes;           // elements per 16-byte chunk
   static constexpr int kChunksK = Shape::BK / kChunkElems;      // chunks per LDS row
   static_assert(kChunksK == 2 || kChunksK == 4 || kChunksK == 8, "LDS rows of 32, 64 or 128 bytes");
-  static_assert(64 % Shape::BK == 0, "packed K (a multiple of 64) is whole tiles");
+  static_assert(128 % (Shape::BK * kElemBytes) == 0,
+                "packed rows (a multiple of 128 bytes, packed_weights.hpp) are whole K tiles");
   static constexpr int kThreads = Shape::kWarps * kWaveSize;
   static constexpr int kAtomsM = Shape::WTM / Atom::kM;
   static constexpr int kAtomsN = Shape::WTN / Atom::kN;
@@ -86,7 +96,8 @@ struct TilePolicy : Shape {
   // across a barrier (a promoting one waits for each), and the LDS of the K tiles copied ahead of
   // the one computed, buffers 0 .. kAhead-1 while a block starts a tile.
   static constexpr int kBatchesInFlight = kAtomReadsLds && !kPromoteEachTile ? 1 : 0;
-  using Schedule = PipelineSchedule<Shape::kStages, kBatchesInFlight>;
+  using Schedule = PipelineSchedule<Shape::kStages, kBatchesInFlight,
+                                    kPromoteEachTile && kPromotedBatchFirst>;
   static constexpr int kAheadBytes = Schedule::kAhead * kStageBytes;
 };
 
