@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tile sweep (issue 5): builds vaeconv_bench once per candidate wide tile (bf16 or fp8) for
 # NVIDIA into build/sweep-<n>/ so that one device call can time them all:
-#   bench/sweep.sh build                 # here (needs nvcc)
+#   bench/sweep.sh build                 # here (needs nvcc); VAECONV_SWEEP_TESTS=1 also builds
+#                                        # each candidate's GPU tests, which run then runs first
 #   bench/sweep.sh pack DIR              # here: the binaries of build/cuda and of every candidate
 #                                        # into DIR (a few MB, for the device's carry)
 #   bench/sweep.sh run [bench args...]   # on the GPU machine: one bench run per candidate
@@ -14,7 +15,9 @@
 # kBatchFirst, pipeline_schedule.hpp); flag "tr" makes it the BF16 tap-reduce tile
 # (BN = 32; the halo is BM / 16 rows of 16 pixels); flag "halo" the halo kernel's tile (its patch
 # is BM / 8 rows of 8 pixels; it then takes every T = 1 causal bf16 layer with Cin <= 96, or <= N
-# with flag "hcN", the channels its halo holds); flag "el" the BF16 wide element-wise tile
+# with flag "hcN", the channels its halo holds); flag "hf8" the FP8 halo kernel's tile (BK in fp8
+# elements, 128 = one 128-byte row; patch as for "halo"; it then takes every T = 1 causal fp8 layer
+# with Cin a multiple of 32 up to 96); flag "el" the BF16 wide element-wise tile
 # (Cin not a multiple of 8: enc_conv_in); flag "mma" builds the wide tiles on mma.sync instead of
 # wgmma (then warpsM/warpsN count warps; with wgmma they count warpgroups); flags "noepi",
 # "nomma" and "nocopy" are timing experiments that leave that stage out of every conv kernel.
@@ -37,6 +40,7 @@ case "${1:-}" in
           tr) flags+=" -DVAECONV_SWEEP_TR=1" ;;
           el) flags+=" -DVAECONV_SWEEP_EL=1" ;;
           halo) flags+=" -DVAECONV_SWEEP_HALO=1" ;;
+          hf8) flags+=" -DVAECONV_SWEEP_HALO_FP8=1" ;;
           hc*) flags+=" -DVAECONV_SWEEP_HALO_CIN=${f#hc}" ;;
           mma) flags+=" -DVAECONV_SWEEP_MMA=1" ;;
           # Timing experiments (outputs wrong by design, the bench then skips its check): leave
@@ -48,10 +52,12 @@ case "${1:-}" in
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac
       done
+      tests=OFF targets=(vaeconv_bench)
+      if [ "${VAECONV_SWEEP_TESTS:-0}" = 1 ]; then tests=ON targets+=(vaeconv_gpu_tests); fi
       cmake -S . -B "build/sweep-$i" -DVAECONV_BACKEND=CUDA -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CUDA_ARCHITECTURES=90a-real -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
-        -DVAECONV_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" >/dev/null
-      cmake --build "build/sweep-$i" --target vaeconv_bench -j "$(nproc)" >"build/sweep-$i.log" 2>&1 || { tail -20 "build/sweep-$i.log" >&2; exit 1; }
+        -DVAECONV_BUILD_TESTS=$tests "-DCMAKE_CUDA_FLAGS=$flags" >/dev/null
+      cmake --build "build/sweep-$i" --target "${targets[@]}" -j "$(nproc)" >"build/sweep-$i.log" 2>&1 || { tail -20 "build/sweep-$i.log" >&2; exit 1; }
       echo "$c" > "build/sweep-$i/candidate.txt"
       echo "built sweep-$i: $c"
       i=$((i + 1))
@@ -74,6 +80,10 @@ case "${1:-}" in
     shift
     for d in build/sweep-*/; do
       echo "=== candidate $(cat "$d/candidate.txt")"
+      if [ -x "$d/tests/vaeconv_gpu_tests" ]; then  # built with VAECONV_SWEEP_TESTS=1
+        LD_LIBRARY_PATH="$d/kernels:${LD_LIBRARY_PATH:-}" "$d/tests/vaeconv_gpu_tests" --gtest_brief=1 \
+          >"$d/gpu-tests.log" 2>&1 && echo "GPU tests passed" || { echo "GPU TESTS FAILED"; grep -E "FAILED|Failure" "$d/gpu-tests.log" | head -20; }
+      fi
       LD_LIBRARY_PATH="$d/kernels:${LD_LIBRARY_PATH:-}" "$d/bench/vaeconv_bench" "$@"
     done ;;
   *) echo "usage: $0 build | pack DIR | run [bench args]" >&2; exit 2 ;;

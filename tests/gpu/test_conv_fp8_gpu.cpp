@@ -221,6 +221,12 @@ std::vector<Fp8Extra> fp8_extra_cases() {
       {"down_n2_odd", ConvDesc::downsample(2, 1, 77, 131, 96, 96), res},
       {"up_odd", ConvDesc::upsample2x(1, 1, 39, 65, 96, 48), plain},
       {"up_1x1_fp8_out", ConvDesc::upsample2x(1, 1, 1, 1, 64, 32), out8},
+      // T = 1 causal convs with Cin a multiple of 32 up to 96: the e4m3 halo kernel's layers
+      // when a sweep build dispatches it (tile_table.hpp, flag hf8), the implicit GEMM
+      // otherwise: partial patches on both edges, two images, several Cout tiles.
+      {"halo_shape_cin96_res", ConvDesc::causal3x3x3(1, 1, 37, 29, 96, 96), res},
+      {"halo_shape_cin32_n2_cout192", ConvDesc::causal3x3x3(2, 1, 17, 23, 32, 192), plain},
+      {"halo_shape_cin64_cout288", ConvDesc::causal3x3x3(1, 1, 21, 45, 64, 288), nobias},
   };
 }
 

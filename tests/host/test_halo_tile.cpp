@@ -1,6 +1,7 @@
 // tests/host/test_halo_tile.cpp — the halo kernel's A operand (kernel/halo_tile.hpp) through the
 // wgmma emulator (tests/emu/wgmma_emulator.hpp, written from the PTX ISA), against the direct conv.
 //
+// Both element types: the shipped bf16 halo and the e4m3 halo of the sweep candidate.
 // One block tile is laid out as halo_conv_kernel.hpp lays it out: the patch's input halo in the
 // chunk-major layout (zeros outside the frame), and for each K tile the B tile (packed weights,
 // K order (kh, kw, c)) in the SwizzledTile of the stage. Each warpgroup's K steps get the
@@ -18,6 +19,7 @@
 #include "emu/wgmma_emulator.hpp"
 #include "vaeconv/arch/wgmma_layout.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
+#include "vaeconv/core/numerics_fp8.hpp"
 #include "vaeconv/kernel/halo_tile.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
@@ -28,77 +30,97 @@ namespace emu = vaeconv::emu;
 using vaeconv::kernel::HaloCursor;
 using vaeconv::kernel::SwizzledTile;
 using vaeconv::layout::WgmmaDescriptor;
-using Halo = vaeconv::kernel::HaloBf16;  // the shipped bf16 halo
-constexpr int kAtoms = Halo::kPixels / 64;  // m64 wgmma atoms per block tile (any warpgroup split)
-using BTile = SwizzledTile<8>;                          // BK = 64 bf16: 128-byte rows
+using Halo = vaeconv::kernel::HaloBf16;     // the shipped bf16 halo
+using HaloFp8 = vaeconv::kernel::HaloFp8;   // the e4m3 halo of the sweep candidate
+using BTile = SwizzledTile<8>;              // BK = 128 bytes (64 bf16, 128 e4m3): 128-byte rows
 
 double decode_bf16(const std::uint8_t* p) {
   return emu::bf16_bits_to_float(std::uint16_t(p[0] | (p[1] << 8)));
 }
+double decode_e4m3(const std::uint8_t* p) { return emu::decode_e4m3fn(p[0]); }
+
+// An operand element of the halo's type: its code (bf16 bits or an e4m3fn byte) and its value.
+template <int kElemBytes>
+struct Elem {
+  static std::uint16_t encode(float v) {
+    return kElemBytes == 2 ? vaeconv::float_to_bf16(v) : vaeconv::float_to_e4m3fn(v);
+  }
+  static double value(std::uint16_t code) {
+    return kElemBytes == 2 ? double(vaeconv::bf16_to_float(code))
+                           : double(vaeconv::e4m3fn_to_float(std::uint8_t(code)));
+  }
+  static void store(std::vector<std::uint8_t>& smem, std::uint32_t at, std::uint16_t code) {
+    smem[at] = std::uint8_t(code & 0xFF);
+    if (kElemBytes == 2) smem[at + 1] = std::uint8_t(code >> 8);
+  }
+  static constexpr emu::Decode kDecode = kElemBytes == 2 ? decode_bf16 : decode_e4m3;
+};
 
 enum class Break { kNothing, kRowStride, kIgnoreTap, kSwizzledA };
 
-// A frame of H x W pixels, Cin channels; the patch at (oh0, ow0); N = 96 output channels.
-// Returns the number of wrong accumulator registers (of kAtoms m64 atoms x 128 threads x 48):
-// every 64-row atom of the patch gets its own descriptor, whichever warpgroup issues it.
+// A frame of H x W pixels, Cin channels; the patch at (oh0, ow0); N = 96 output channels; the
+// halo H of either element type (bf16: K steps of 16, e4m3: of 32, both 32 bytes; a K tile is
+// one 128-byte B row either way, four K steps). Returns the number of wrong accumulator registers
+// (of H::kPixels / 64 m64 atoms x 128 threads x 48): every 64-row atom of the patch gets its own
+// descriptor, whichever warpgroup issues it.
+template <class H>
 int run_tile(int h, int w, int cin, int oh0, int ow0, Break brk, unsigned seed) {
-  constexpr int kN = 96, kBK = 64;
+  using E = Elem<H::kElemBytes>;
+  constexpr int kEB = H::kElemBytes, kChunk = H::kChunkElems;
+  constexpr int kN = 96, kBK = 128 / kEB, kStepK = 32 / kEB, kAtoms = H::kPixels / 64;
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> small(-8, 8);
-  auto bf = [&]() { return vaeconv::float_to_bf16(float(small(rng)) / 8.f); };
+  std::uniform_int_distribution<int> small(-8, 8);  // k / 8: exact in bf16 and in e4m3
+  auto gen = [&]() { return E::encode(float(small(rng)) / 8.f); };
   std::vector<std::uint16_t> x(size_t(h) * w * cin), wt(size_t(kN) * 9 * cin);
-  for (auto& v : x) v = bf();
-  for (auto& v : wt) v = bf();
+  for (auto& v : x) v = gen();
+  for (auto& v : wt) v = gen();
   const int k = 9 * cin, k_tiles = (k + kBK - 1) / kBK;
 
-  // Shared memory: halo at 0, the B stage at a 1 KiB-aligned address after it.
-  const std::uint32_t halo_base = 0, stage = (Halo::kBytes + 1023) / 1024 * 1024;
-  std::vector<std::uint8_t> smem(stage + kN * 128, 0xEE);  // 0xEEEE: a large finite bf16
-  for (int hp = 0; hp < Halo::kHaloPixels; ++hp)
-    for (int j = 0; j < cin / 8; ++j) {
-      const int ih = oh0 - 1 + Halo::halo_row(hp), iw = ow0 - 1 + Halo::halo_col(hp);
-      for (int e = 0; e < 8; ++e) {
+  // Shared memory: halo at 0, the B stage at a 1 KiB-aligned address after it. Unwritten bytes
+  // are 0xEE: a large finite bf16, and -288 in e4m3fn.
+  const std::uint32_t halo_base = 0, stage = (H::kBytes + 1023) / 1024 * 1024;
+  std::vector<std::uint8_t> smem(stage + kN * 128, 0xEE);
+  for (int hp = 0; hp < H::kHaloPixels; ++hp)
+    for (int j = 0; j < cin / kChunk; ++j) {
+      const int ih = oh0 - 1 + H::halo_row(hp), iw = ow0 - 1 + H::halo_col(hp);
+      for (int e = 0; e < kChunk; ++e) {
         const bool in = ih >= 0 && ih < h && iw >= 0 && iw < w;
-        const std::uint16_t v = in ? x[(size_t(ih) * w + iw) * cin + 8 * j + e] : 0;
-        const std::uint32_t at = halo_base + Halo::offset(j, Halo::halo_row(hp), Halo::halo_col(hp)) + 2 * e;
-        smem[at] = std::uint8_t(v & 0xFF);
-        smem[at + 1] = std::uint8_t(v >> 8);
+        const std::uint16_t v = in ? x[(size_t(ih) * w + iw) * cin + kChunk * j + e] : 0;
+        E::store(smem, halo_base + H::offset(j, H::halo_row(hp), H::halo_col(hp)) + kEB * e, v);
       }
     }
 
   std::vector<std::vector<std::vector<double>>> d(kAtoms, std::vector<std::vector<double>>(
                                                          128, std::vector<double>(kN / 2, 0.0)));
-  HaloCursor<Halo> cur;
+  HaloCursor<H> cur;
   for (int kt = 0; kt < k_tiles; ++kt) {
-    // B tile kt: packed row n, K elements 64 kt .. 64 kt + 63 (zeros past K).
+    // B tile kt: packed row n, K elements kBK kt .. kBK kt + kBK - 1 (zeros past K).
     for (int n = 0; n < kN; ++n)
       for (int c8 = 0; c8 < 8; ++c8)
-        for (int e = 0; e < 8; ++e) {
-          const int kk = kt * kBK + 8 * c8 + e;
+        for (int e = 0; e < kChunk; ++e) {
+          const int kk = kt * kBK + kChunk * c8 + e;
           const std::uint16_t v = kk < k ? wt[size_t(n) * k + kk] : 0;
-          const std::uint32_t at = stage + BTile::offset(n, c8) + 2 * e;
-          smem[at] = std::uint8_t(v & 0xFF);
-          smem[at + 1] = std::uint8_t(v >> 8);
+          E::store(smem, stage + BTile::offset(n, c8) + kEB * e, v);
         }
-    for (int ka = 0; ka < kBK / 16; ++ka) {
+    for (int ka = 0; ka < kBK / kStepK; ++ka) {
       if (cur.k < k) {
         for (int wg = 0; wg < kAtoms; ++wg) {
           const int row0 = 64 * wg;
           std::uint32_t a = halo_base + std::uint32_t(cur.a_offset(row0));
           if (brk == Break::kIgnoreTap) a -= std::uint32_t(cur.tap_offset);
-          const std::uint32_t sbo = brk == Break::kRowStride ? Halo::kRowStride + 16 : Halo::kRowStride;
-          std::uint64_t da = WgmmaDescriptor::make_unswizzled(a, Halo::kChunkStride, sbo);
+          const std::uint32_t sbo = brk == Break::kRowStride ? H::kRowStride + 16 : H::kRowStride;
+          std::uint64_t da = WgmmaDescriptor::make_unswizzled(a, H::kChunkStride, sbo);
           if (brk == Break::kSwizzledA) da |= std::uint64_t(1) << 62;
           const std::uint64_t db = WgmmaDescriptor::make(stage, 128) +
                                    std::uint32_t(BTile::offset(0, 2 * ka)) / 16;
           try {
-            emu::wgmma_ss(d[size_t(wg)], smem, da, db, kN, 2, decode_bf16);
+            emu::wgmma_ss(d[size_t(wg)], smem, da, db, kN, kEB, E::kDecode);
           } catch (const std::exception&) {
             return -1;  // the emulator refused the descriptor (a negative control)
           }
         }
       }
-      cur.step(16, cin);
+      cur.step(kStepK, cin);
     }
   }
 
@@ -110,15 +132,15 @@ int run_tile(int h, int w, int cin, int oh0, int ow0, Break brk, unsigned seed) 
         const int warp = t / 32, lane = t % 32;
         const int m = 64 * wg + 16 * warp + lane / 4 + 8 * ((r / 2) % 2);
         const int n = 8 * (r / 4) + 2 * (lane % 4) + r % 2;
-        const int oh = oh0 + m / Halo::kCols, ow = ow0 + m % Halo::kCols;
+        const int oh = oh0 + m / H::kCols, ow = ow0 + m % H::kCols;
         double want = 0;
         for (int kh = 0; kh < 3; ++kh)
           for (int kw = 0; kw < 3; ++kw) {
             const int ih = oh - 1 + kh, iw = ow - 1 + kw;
             if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
             for (int c = 0; c < cin; ++c)
-              want += double(vaeconv::bf16_to_float(x[(size_t(ih) * w + iw) * cin + c])) *
-                      double(vaeconv::bf16_to_float(wt[size_t(n) * k + (kh * 3 + kw) * cin + c]));
+              want += E::value(x[(size_t(ih) * w + iw) * cin + c]) *
+                      E::value(wt[size_t(n) * k + (kh * 3 + kw) * cin + c]);
           }
         if (d[size_t(wg)][size_t(t)][size_t(r)] != want) ++bad;
       }
@@ -139,39 +161,58 @@ TEST(HaloTile, GeometryOfTheShippedHalo) {
   for (int m = 0; m < 8; ++m) EXPECT_EQ(Halo::a_offset(8 + m, 2, 1, 0), Halo::a_offset(8, 2, 1, 0) + 16 * m);
 }
 
-TEST(HaloTile, CursorWalksThePackedK) {
-  for (int cin : {16, 32, 48, 96}) {
-    HaloCursor<Halo> cur;
-    for (int k = 0; k < 9 * cin; k += 16) {
-      const int tap = k / cin, kh = tap / 3, kw = tap % 3, c = k % cin;
-      ASSERT_EQ(cur.k, k);
-      ASSERT_EQ(cur.c, c) << cin << " " << k;
-      ASSERT_EQ(cur.kh * 3 + cur.kw, tap);
-      ASSERT_EQ(cur.a_offset(0), Halo::a_offset(0, kh, kw, c / 8)) << cin << " " << k;
-      for (int row0 = 64; row0 < Halo::kPixels; row0 += 64)
-        ASSERT_EQ(cur.a_offset(row0), Halo::a_offset(row0, kh, kw, c / 8)) << cin << " " << k;
-      cur.step(16, cin);
-    }
+// The cursor of halo H walks the packed K in the atom's steps (bf16 16, e4m3 32 channels).
+template <class H>
+void expect_cursor_walks(int cin) {
+  constexpr int kStepK = 32 / H::kElemBytes;
+  HaloCursor<H> cur;
+  for (int k = 0; k < 9 * cin; k += kStepK) {
+    const int tap = k / cin, kh = tap / 3, kw = tap % 3, c = k % cin;
+    ASSERT_EQ(cur.k, k);
+    ASSERT_EQ(cur.c, c) << cin << " " << k;
+    ASSERT_EQ(cur.kh * 3 + cur.kw, tap);
+    for (int row0 = 0; row0 < H::kPixels; row0 += 64)
+      ASSERT_EQ(cur.a_offset(row0), H::a_offset(row0, kh, kw, c / H::kChunkElems)) << cin << " " << k;
+    cur.step(kStepK, cin);
   }
+}
+
+TEST(HaloTile, CursorWalksThePackedK) {
+  for (int cin : {16, 32, 48, 96}) expect_cursor_walks<Halo>(cin);
+  for (int cin : {32, 64, 96}) expect_cursor_walks<HaloFp8>(cin);
 }
 
 TEST(HaloTile, WgmmaOnTheHaloIsTheConvolution) {
   constexpr int R = Halo::kRows;
   // Interior patch, Cin = 96 (the 96-channel layers: 14 K tiles, the last half padding).
-  EXPECT_EQ(run_tile(3 * R, 30, 96, R, 8, Break::kNothing, 1), 0);
+  EXPECT_EQ(run_tile<Halo>(3 * R, 30, 96, R, 8, Break::kNothing, 1), 0);
   // Top-left corner (zero padding on two sides), Cin = 16 (dec_conv_in: 3 K tiles).
-  EXPECT_EQ(run_tile(R + 4, 12, 16, 0, 0, Break::kNothing, 2), 0);
+  EXPECT_EQ(run_tile<Halo>(R + 4, 12, 16, 0, 0, Break::kNothing, 2), 0);
   // A patch that overhangs the frame's bottom-right corner (partial patch), Cin = 32.
-  EXPECT_EQ(run_tile(R + 5, 13, 32, R, 8, Break::kNothing, 3), 0);
+  EXPECT_EQ(run_tile<Halo>(R + 5, 13, 32, R, 8, Break::kNothing, 3), 0);
   // Cin = 48: K steps cross taps inside a K tile.
-  EXPECT_EQ(run_tile(2 * R + 1, 17, 48, R, 8, Break::kNothing, 4), 0);
+  EXPECT_EQ(run_tile<Halo>(2 * R + 1, 17, 48, R, 8, Break::kNothing, 4), 0);
+}
+
+// The e4m3 halo (the sweep candidate of tile_table.hpp): 16 channels per chunk, K steps of 32,
+// BK = 128 (K tiles of 128 e4m3 channels: with Cin = 96, 7 K tiles, the last one 3 steps).
+TEST(HaloTile, WgmmaOnTheE4m3HaloIsTheConvolution) {
+  constexpr int R = HaloFp8::kRows;
+  static_assert(HaloFp8::kChunkElems == 16 && HaloFp8::kMaxChunks == 6, "96 e4m3 channels");
+  EXPECT_EQ(run_tile<HaloFp8>(3 * R, 30, 96, R, 8, Break::kNothing, 11), 0);
+  EXPECT_EQ(run_tile<HaloFp8>(R + 4, 12, 32, 0, 0, Break::kNothing, 12), 0);      // corner
+  EXPECT_EQ(run_tile<HaloFp8>(R + 5, 13, 64, R, 8, Break::kNothing, 13), 0);      // partial; taps
+  EXPECT_EQ(run_tile<HaloFp8>(2 * R + 1, 17, 96, R, 0, Break::kNothing, 14), 0);  // left edge
 }
 
 TEST(HaloTile, NegativeControlsFail) {
   constexpr int R = Halo::kRows;
-  EXPECT_NE(run_tile(3 * R, 30, 32, R, 8, Break::kRowStride, 5), 0);
-  EXPECT_NE(run_tile(3 * R, 30, 32, R, 8, Break::kIgnoreTap, 6), 0);
-  EXPECT_NE(run_tile(3 * R, 30, 32, R, 8, Break::kSwizzledA, 7), 0);
+  EXPECT_NE(run_tile<Halo>(3 * R, 30, 32, R, 8, Break::kRowStride, 5), 0);
+  EXPECT_NE(run_tile<Halo>(3 * R, 30, 32, R, 8, Break::kIgnoreTap, 6), 0);
+  EXPECT_NE(run_tile<Halo>(3 * R, 30, 32, R, 8, Break::kSwizzledA, 7), 0);
+  constexpr int R8 = HaloFp8::kRows;
+  EXPECT_NE(run_tile<HaloFp8>(3 * R8, 30, 64, R8, 8, Break::kRowStride, 15), 0);
+  EXPECT_NE(run_tile<HaloFp8>(3 * R8, 30, 64, R8, 8, Break::kIgnoreTap, 16), 0);
 }
 
 }  // namespace

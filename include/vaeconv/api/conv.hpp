@@ -14,6 +14,7 @@
 
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
+#include "vaeconv/conv/launch_limits.hpp"
 #include "vaeconv/kernel/conv_kernel.hpp"
 #include "vaeconv/kernel/halo_conv_kernel.hpp"
 #include "vaeconv/kernel/tap_reduce_kernel.hpp"
@@ -21,9 +22,6 @@
 
 namespace vaeconv {
 namespace detail {
-
-// A persistent grid never exceeds this many blocks (far above any GPU's resident blocks).
-constexpr int64_t kMaxPersistentGrid = int64_t(1) << 20;
 
 // Launches one kernel instance with its LDS; no static state is kept so threads stay safe.
 // persistent: the kernel loops over its grid's tiles, so the grid is cut to the blocks that are
@@ -62,26 +60,8 @@ inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t
   return Status::Ok();
 }
 
-// A 1D grid over `tiles` block tiles of `threads` threads: the kernels index tiles with an int
-// (at most max_tiles of them), and HIP launches at most 2^32 - 1 threads along x (its grid x
-// times block size is 32-bit), which a persistent grid, cut to the resident blocks, never reaches.
-inline Status check_tile_grid(int64_t tiles, int64_t max_tiles, const char* max_text,
-                              int threads, bool persistent, const std::string& what) {
-  if (tiles > max_tiles) return Status(StatusCode::kOverflow, max_text + what);
-#if defined(VAECONV_BACKEND_HIP)
-  if (!persistent && tiles * threads > int64_t(UINT32_MAX))
-    return Status(StatusCode::kOverflow, "more than 2^32 - 1 threads (HIP's launch limit) in " +
-                                             std::to_string(tiles) + what);
-#else
-  (void)threads; (void)persistent;
-#endif
-  return Status::Ok();
-}
-
 // The conv kernel: one tile per block, or a persistent grid when the kernel overlaps a tile's
-// epilogue with the next tile's copies (ConvKernel::kOverlapEpilogue). Limits: the kernel's tile
-// index is an int that a persistent block advances by the grid (at most kMaxPersistentGrid), and
-// HIP launches at most 2^32 - 1 threads along x (its grid x times block size is 32-bit).
+// epilogue with the next tile's copies (ConvKernel::kOverlapEpilogue). Limits: launch_limits.hpp.
 template <class Policy, class Geo, bool kVector>
 inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using Kernel = kernel::ConvKernel<Policy, Geo, kVector>;
@@ -89,9 +69,7 @@ inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
   const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
   const std::string what = " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
                            std::to_string(Policy::BN) + " channels";
-  VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, detail::kInt31 - kMaxPersistentGrid,
-                                          "more than 2^31 - 2^20", Policy::kThreads,
-                                          Kernel::kOverlapEpilogue, what));
+  VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, Policy::kThreads, Kernel::kOverlapEpilogue, what));
   p.tiles = int(tiles);
   return launch<Policy, Kernel::kSmemBytes>(&kernel::conv_kernel<Policy, Geo, kVector>,
                                             dim3(unsigned(tiles), 1, 1), p, stream,
@@ -122,8 +100,8 @@ inline Status launch_halo(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
   p.patch_cols = int((p.wo + Halo::kCols - 1) / Halo::kCols);
   p.m_blocks = int((p.ho + Halo::kRows - 1) / Halo::kRows) * p.patch_cols;  // patches per frame
   const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
-  VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, detail::kInt31, "more than 2^31 - 1",
-                                          Policy::kThreads, /*persistent=*/false, " halo tiles"));
+  VAECONV_RETURN_IF_ERROR(
+      check_tile_grid(tiles, Policy::kThreads, /*persistent=*/false, " halo tiles"));
   p.tiles = int(tiles);
   return launch<Policy, kernel::HaloConvKernel<Policy>::kSmemBytes>(
       &kernel::halo_conv_kernel<Policy>, dim3(unsigned(tiles), 1, 1), p, stream);
@@ -154,7 +132,7 @@ template <DType kType>
 inline Status launch_type(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using T = kernel::Tiles<kType>;
   if (kernel::use_tap_reduce(d)) return launch_tap_reduce<typename T::TapReduce>(d, a, stream);
-  if constexpr (kernel::kHaloKernel && kType == DType::kBF16) {
+  if constexpr (kType == DType::kBF16 ? kernel::kHaloKernel : kernel::kHaloKernelFp8) {
     if (kernel::use_halo_kernel(d)) return launch_halo<typename T::Halo>(d, a, stream);
   }
   switch (kernel::choose_tile(d.cout)) {

@@ -57,8 +57,8 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 // VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST,MB} override the wide bf16 tile (with VAECONV_SWEEP_FP8 the wide
 // fp8 tile, with VAECONV_SWEEP_TR the bf16 tap-reduce tile, with VAECONV_SWEEP_EL the bf16 wide
 // element-wise tile, with VAECONV_SWEEP_HALO the halo kernel's tile, whose patch is then BM / 8 rows
-// of 8 pixels and which then takes every Cin up to 96) for a tuning sweep (bench/sweep.sh);
-// shipped builds never set them.
+// of 8 pixels and which then takes every Cin up to 96, with VAECONV_SWEEP_HALO_FP8 the fp8 halo
+// kernel's tile, likewise) for a tuning sweep (bench/sweep.sh); shipped builds never set them.
 #if defined(VAECONV_SWEEP_BM)
 #if !defined(VAECONV_SWEEP_MB)
 #define VAECONV_SWEEP_MB 1
@@ -73,7 +73,7 @@ using SweepShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_B
 #define VAECONV_WIDE_WGMMA 1
 #endif
 #if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8) && !defined(VAECONV_SWEEP_TR) && \
-    !defined(VAECONV_SWEEP_EL) && !defined(VAECONV_SWEEP_HALO)
+    !defined(VAECONV_SWEEP_EL) && !defined(VAECONV_SWEEP_HALO) && !defined(VAECONV_SWEEP_HALO_FP8)
 using WideShape = SweepShape;
 #elif defined(VAECONV_WIDE_WGMMA)
 // Session-4 sweep (docs/perf-notes.md): two warpgroups of 64 x 96, BK = 64 (128-byte rows: half
@@ -157,6 +157,26 @@ using HaloShape = TileShape<256, 96, 64, 2, 1, 3, 2>;
 constexpr bool kHaloKernel = false;
 #endif
 
+// The FP8 halo kernel: the same kernel on e4m3 operands (16 channels per halo chunk, K steps of
+// 32 channels, BK = 128 = one 128-byte B row per K tile), with the partial sums promoted every
+// K tile. A candidate, not yet measured on the GPU: only a sweep build (bench/sweep.sh flag
+// "hf8", the candidate's BM as the patch, BM / 8 rows of 8 pixels) dispatches it; the default
+// below is the shape its host test (tests/host/test_halo_tile.cpp) checks. Its promotion doubles
+// the accumulators, so the bf16 halo's two warpgroups of 128 rows would not fit 2 blocks/SM:
+// the default is a 16 x 8 patch of two warpgroups of 64 rows (the e4m3 weights are half the
+// bytes, so a 128-pixel patch re-reads as many weight bytes per pixel as the bf16 256-pixel one).
+#if defined(VAECONV_SWEEP_HALO_FP8)
+using HaloFp8 = HaloTile<VAECONV_SWEEP_BM / 8, 8, 96, 1>;
+#else
+using HaloFp8 = HaloTile<16, 8, 96, 1>;
+#endif
+#if defined(VAECONV_WIDE_WGMMA) && defined(VAECONV_SWEEP_HALO_FP8)
+constexpr bool kHaloKernelFp8 = true;
+using HaloShapeFp8 = SweepShape;
+#else
+constexpr bool kHaloKernelFp8 = false;
+#endif
+
 #if defined(VAECONV_GPU_COMPILER)
 using Arch = arch::Current;
 #if defined(VAECONV_WIDE_WGMMA)
@@ -181,6 +201,10 @@ struct Tiles<DType::kBF16> {
 };
 template <>
 struct Tiles<DType::kFP8E4M3> {
+#if defined(VAECONV_WIDE_WGMMA) && defined(VAECONV_SWEEP_HALO_FP8)
+  using Halo = HaloPolicy<TilePolicy<HaloShapeFp8, Arch, Arch::AtomWgmmaFp8<HaloShapeFp8::WTN>>,
+                          HaloFp8>;
+#endif
   using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8>;
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
@@ -195,13 +219,15 @@ inline TileId choose_tile(int64_t cout) {
   return cout <= 32 ? TileId::kNarrow : TileId::kWide;
 }
 
-// The halo kernel takes the causal T = 1 bf16 convs of the wide tile whose Cin is a multiple of
-// the atom's K step (16) and at most kHaloDispatchMaxCin (<= the halo's kMaxCin), where it is
-// built (kHaloKernel).
-static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin, "the halo holds every dispatched Cin");
+// The halo kernel takes the causal T = 1 convs of the wide tile whose Cin is a multiple of the
+// atom's K step (bf16 16, e4m3 32) and at most kHaloDispatchMaxCin (<= the halo's kMaxCin),
+// where it is built (kHaloKernel; for e4m3 kHaloKernelFp8, a sweep build only).
+static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin && kHaloDispatchMaxCin <= HaloFp8::kMaxCin,
+              "the halo holds every dispatched Cin");
 inline bool use_halo_kernel(const ConvDesc& d) {
-  return kHaloKernel && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
-         d.in_dtype == DType::kBF16 && d.cin % 16 == 0 && d.cin <= kHaloDispatchMaxCin &&
+  const bool fp8 = d.in_dtype == DType::kFP8E4M3;
+  return (fp8 ? kHaloKernelFp8 : kHaloKernel) && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
+         d.cin % (fp8 ? 32 : 16) == 0 && d.cin <= kHaloDispatchMaxCin &&
          choose_tile(d.cout) == TileId::kWide;
 }
 

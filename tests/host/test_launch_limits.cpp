@@ -1,0 +1,54 @@
+// tests/host/test_launch_limits.cpp — the launch refusals of conv/launch_limits.hpp, at and just
+// past each limit, for both kinds of grid and both ways of counting a launch (HIP's 32-bit thread
+// count, CUDA's block count): no tile count reaches them in a GPU test (that would take more
+// than 2^31 tiles or 2^32 threads), so they are checked here.
+#include <gtest/gtest.h>
+
+#include "vaeconv/conv/launch_limits.hpp"
+
+namespace vaeconv {
+namespace {
+
+constexpr int64_t kInt31 = (int64_t(1) << 31) - 1;
+
+TEST(LaunchLimits, TileIndexFitsAnInt) {
+  // One tile per block: tile indices 0 .. 2^31 - 2.
+  EXPECT_TRUE(check_tile_grid(kInt31, 1, false, " tiles", false).ok());
+  const Status s = check_tile_grid(kInt31 + 1, 1, false, " tiles", false);
+  EXPECT_EQ(s.code(), StatusCode::kOverflow);
+  EXPECT_NE(s.message().find("more than 2^31 - 1 tiles"), std::string::npos) << s.to_string();
+  // Persistent: a block's index may pass the last tile by up to the grid (kMaxPersistentGrid).
+  const int64_t persistent_max = kInt31 - kMaxPersistentGrid;
+  EXPECT_EQ(max_tiles(true), persistent_max);
+  EXPECT_TRUE(check_tile_grid(persistent_max, 256, true, " tiles", true).ok());
+  const Status p = check_tile_grid(persistent_max + 1, 256, true, " tiles", true);
+  EXPECT_EQ(p.code(), StatusCode::kOverflow);
+  EXPECT_NE(p.message().find("more than 2^31 - 2^20"), std::string::npos) << p.to_string();
+  // The index plus one grid stride still fits an int.
+  EXPECT_LE(persistent_max + kMaxPersistentGrid, kInt31);
+}
+
+TEST(LaunchLimits, HipCountsThreadsIn32Bits) {
+  // 2^24 blocks of 256 threads: exactly 2^32 threads, one too many for HIP, fine for CUDA.
+  const int64_t tiles = int64_t(1) << 24;
+  const Status hip = check_tile_grid(tiles, 256, false, " tiles", /*counts_threads32=*/true);
+  EXPECT_EQ(hip.code(), StatusCode::kOverflow);
+  EXPECT_NE(hip.message().find("2^32 - 1 threads"), std::string::npos) << hip.to_string();
+  EXPECT_NE(hip.message().find(std::to_string(tiles)), std::string::npos) << hip.to_string();
+  EXPECT_TRUE(check_tile_grid(tiles - 1, 256, false, " tiles", true).ok());  // 2^32 - 256
+  EXPECT_TRUE(check_tile_grid(tiles, 256, false, " tiles", /*counts_threads32=*/false).ok());
+  // A persistent grid is cut to the resident blocks: the thread count does not apply.
+  EXPECT_TRUE(check_tile_grid(tiles, 256, true, " tiles", true).ok());
+}
+
+TEST(LaunchLimits, ThisBuildCountsAsItsBackend) {
+#if defined(VAECONV_BACKEND_HIP)
+  EXPECT_TRUE(kLaunchCountsThreads32);
+#else
+  EXPECT_FALSE(kLaunchCountsThreads32);
+#endif
+  EXPECT_EQ(check_tile_grid(int64_t(1) << 24, 256, false, " t").ok(), !kLaunchCountsThreads32);
+}
+
+}  // namespace
+}  // namespace vaeconv
