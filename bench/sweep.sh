@@ -4,7 +4,8 @@
 #   bench/sweep.sh build                 # here (needs nvcc); VAECONV_SWEEP_TESTS=1 also builds
 #                                        # each candidate's GPU tests, which run then runs first
 #   bench/sweep.sh pack DIR              # here: the binaries of build/cuda and of every candidate
-#                                        # into DIR (a few MB, for the device's carry)
+#                                        # into DIR (a few MB, for the device's carry; DIR is
+#                                        # relative to the repository root, e.g. build/pack)
 #   bench/sweep.sh run [bench args...]   # on the GPU machine: one bench run per candidate
 #                                        # (from the repository root, or from a packed DIR)
 # Candidates are "BM,BN,BK,warpsM,warpsN,stages[,flag...]": flag "mbN" asks for N resident blocks
@@ -74,7 +75,7 @@ case "${1:-}" in
       if [ -x "$d/tests/vaeconv_gpu_tests" ]; then mkdir -p "$t/tests" && cp "$d/tests/vaeconv_gpu_tests" "$t/tests/"; fi
       [ -f "$d/candidate.txt" ] && cp "$d/candidate.txt" "$t/"
     done
-    mkdir -p "$out/bench" && cp "$0" "$out/bench/sweep.sh"
+    mkdir -p "$out/bench" && cp bench/sweep.sh "$out/bench/sweep.sh"  # cwd: the repository root
     du -sh "$out" ;;
   run)
     shift
