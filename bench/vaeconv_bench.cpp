@@ -7,6 +7,7 @@
 //   vaeconv_bench --json FILE     also write every number to FILE (scripts/plot_bench.py reads it)
 //   vaeconv_bench --no-vendor     vaeconv only
 //   vaeconv_bench --no-fp8        BF16 only (by default each shape also runs in FP8)
+//   vaeconv_bench --fp8-only      FP8 only, no vendor (an FP8 tile sweep: half the device time)
 //   vaeconv_bench --peak-tflops X / --mem-tbps X   the ceilings the fractions are taken of
 //
 // Method (the device's METHOD.md): random bf16 data, warm-up first, event-timed runs, median;
@@ -58,6 +59,7 @@ struct Options {
   int iters = 20;
   bool vendor = true;
   bool fp8 = true;
+  bool bf16 = true;  // --fp8-only: false
   double peak_tflops = kMmaSyncBf16PeakTflops, mem_tbps = kHbmCopyTBps;
 };
 
@@ -313,12 +315,14 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
   };
 
   // Correctness first: poison, run once, compare sampled pixels. A failure skips vaeconv's timing
-  // (the vendor still runs, for its numbers).
+  // (the vendor still runs, for its numbers). --fp8-only skips the BF16 run altogether.
   std::vector<uint16_t> y(static_cast<size_t>(d.out_elements()));
-  CHECK_HIP(hipMemset(ys[0], 0xFF, y_bytes));
-  st = vaeconv::precompiled::conv_forward(d, args(0), stream);
-  if (!st.ok()) r.error = st.to_string();
-  if (r.error.empty()) {
+  if (o.bf16) {
+    CHECK_HIP(hipMemset(ys[0], 0xFF, y_bytes));
+    st = vaeconv::precompiled::conv_forward(d, args(0), stream);
+    if (!st.ok()) r.error = st.to_string();
+  }
+  if (o.bf16 && r.error.empty()) {
     CHECK_HIP(hipStreamSynchronize(stream));
     CHECK_HIP(hipMemcpy(y.data(), ys[0], y_bytes, hipMemcpyDeviceToHost));
     sampled_check(
@@ -334,7 +338,7 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
   }
 
   // Timing.
-  if (r.error.empty()) {
+  if (o.bf16 && r.error.empty()) {
     r.median_us = time_median_us(iters, stream, [&](int i) {
       (void)vaeconv::precompiled::conv_forward(d, args(i % copies), stream);
     });
@@ -461,15 +465,23 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) o.json = argv[++i];
     else if (!std::strcmp(argv[i], "--no-vendor")) o.vendor = false;
     else if (!std::strcmp(argv[i], "--no-fp8")) o.fp8 = false;
+    else if (!std::strcmp(argv[i], "--fp8-only")) o.bf16 = false;
     else if (!std::strcmp(argv[i], "--peak-tflops") && i + 1 < argc) o.peak_tflops = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--mem-tbps") && i + 1 < argc) o.mem_tbps = std::atof(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: %s [--shape ID] [--iters N] [--json FILE] [--no-vendor] [--no-fp8] "
-                   "[--peak-tflops X] [--mem-tbps X]\n",
+                   "[--fp8-only] [--peak-tflops X] [--mem-tbps X]\n",
                    argv[0]);
       return 2;
     }
+  }
+  if (!o.bf16) {  // --fp8-only: no BF16 time, so nothing for the vendor or the JSON to sit beside
+    if (!o.fp8 || !o.json.empty()) {
+      std::fprintf(stderr, "--fp8-only takes neither --no-fp8 nor --json\n");
+      return 2;
+    }
+    o.vendor = false;
   }
   if (!(o.peak_tflops > 0) || !(o.mem_tbps > 0)) {
     std::fprintf(stderr, "--peak-tflops and --mem-tbps must be positive\n");
@@ -514,7 +526,10 @@ int main(int argc, char** argv) {
     Totals& t = s.resolution == 1024 ? t1024 : t1328;
     t.calls += s.calls;
     const bool ok = r.error.empty();
-    if (ok) {
+    if (ok && !o.bf16) {
+      std::printf("%-26s %-11s %9s %9s | %9s %6s %5s %5s |", s.id, vaeconv::to_string(s.kind), cc, hw, "-", "",
+                  "", "");
+    } else if (ok) {
       std::printf("%-26s %-11s %9s %9s | %9.1f %6.1f %4.0f%% %4.0f%% |", s.id, vaeconv::to_string(s.kind), cc, hw,
                   r.median_us, r.tflops, 100 * r.tflops / o.peak_tflops, 100 * r.mem_floor_us / r.median_us);
       t.vaeconv += s.calls * r.median_us;
@@ -542,7 +557,7 @@ int main(int argc, char** argv) {
     }
     if (o.fp8) {
       if (r.fp8.ran && r.fp8.error.empty()) {
-        std::printf(" %9.1f %8.2f |", r.fp8.us, ok ? r.fp8.us / r.median_us : 0.0);
+        std::printf(" %9.1f %8.2f |", r.fp8.us, ok && o.bf16 ? r.fp8.us / r.median_us : 0.0);
         t.fp8 += s.calls * r.fp8.us;
       } else {
         std::printf(" %9s %8s |", "FAILED", "");
@@ -550,7 +565,9 @@ int main(int argc, char** argv) {
         ++failures;
       }
     }
-    if (ok) {
+    if (ok && !o.bf16) {
+      std::printf(" fp8 only");
+    } else if (ok) {
 #if defined(VAECONV_EXPERIMENT)
       std::printf(" UNCHECKED experiment (%lld of %lld sampled outputs wrong)",
                   static_cast<long long>(r.sample_bad), static_cast<long long>(r.sampled));
@@ -607,7 +624,8 @@ int main(int argc, char** argv) {
 
   if (o.only.empty()) {
     auto line = [&](const char* what, const Totals& t) {
-      std::printf("weighted, %s: vaeconv %.2f ms", what, t.vaeconv / 1e3);
+      if (o.bf16) std::printf("weighted, %s: vaeconv %.2f ms", what, t.vaeconv / 1e3);
+      else std::printf("weighted, %s: vaeconv bf16 not run (--fp8-only)", what);
       if (o.vendor && t.vendor_calls) {
         std::printf(", vendor conv %.2f ms, vendor + pad/upsample %.2f ms; ratio %.3f (conv), %.3f (engine)",
                     t.conv / 1e3, t.pipeline / 1e3, t.vaeconv / t.conv, t.vaeconv / t.pipeline);
@@ -615,7 +633,7 @@ int main(int argc, char** argv) {
       if (!t.complete) std::printf("  [INCOMPLETE: some shapes failed or have no vendor time]");
       if (o.fp8)
         std::printf("\n  fp8: %.2f ms, %.3f x vaeconv bf16%s", t.fp8 / 1e3,
-                    t.vaeconv > 0 ? t.fp8 / t.vaeconv : 0.0,
+                    t.vaeconv > 0 ? t.fp8 / t.vaeconv : 0.0,  // 0 when bf16 did not run
                     t.fp8_complete ? "" : "  [INCOMPLETE: some FP8 shapes failed]");
       std::printf("\n");
     };
