@@ -65,7 +65,12 @@ case "${1:-}" in
     done ;;
   pack)
     out=${2:?usage: $0 pack DIR}
+    # DIR is replaced: refuse anything that is not an earlier pack (a marker file says so).
+    if [ -e "$out" ] && [ ! -f "$out/.sweep-pack" ]; then
+      echo "$out exists and is not a sweep pack: not replacing it" >&2; exit 2
+    fi
     rm -rf "$out"
+    mkdir -p "$out" && touch "$out/.sweep-pack"
     for d in build/cuda build/sweep-*; do
       [ -x "$d/bench/vaeconv_bench" ] || continue
       t="$out/build/$(basename "$d")"
@@ -82,10 +87,17 @@ case "${1:-}" in
     for d in build/sweep-*/; do
       echo "=== candidate $(cat "$d/candidate.txt")"
       if [ -x "$d/tests/vaeconv_gpu_tests" ]; then  # built with VAECONV_SWEEP_TESTS=1
-        LD_LIBRARY_PATH="$d/kernels:${LD_LIBRARY_PATH:-}" "$d/tests/vaeconv_gpu_tests" --gtest_brief=1 \
-          >"$d/gpu-tests.log" 2>&1 && echo "GPU tests passed" || { echo "GPU TESTS FAILED"; grep -E "FAILED|Failure" "$d/gpu-tests.log" | head -20; }
+        if LD_LIBRARY_PATH="$d/kernels:${LD_LIBRARY_PATH:-}" "$d/tests/vaeconv_gpu_tests" \
+             --gtest_brief=1 >"$d/gpu-tests.log" 2>&1; then
+          echo "GPU tests passed"
+        else  # a failure or a crash: report it and go on with the next candidate's timing
+          echo "GPU TESTS FAILED (log: $d/gpu-tests.log)"
+          grep -E "FAILED|Failure" "$d/gpu-tests.log" | head -20 || tail -5 "$d/gpu-tests.log" || true
+        fi
       fi
-      LD_LIBRARY_PATH="$d/kernels:${LD_LIBRARY_PATH:-}" "$d/bench/vaeconv_bench" "$@"
+      # A failed shape makes the bench exit 1: the other candidates still run.
+      LD_LIBRARY_PATH="$d/kernels:${LD_LIBRARY_PATH:-}" "$d/bench/vaeconv_bench" "$@" ||
+        { rc=$?; echo "=== candidate $(cat "$d/candidate.txt"): the bench exited with $rc"; }
     done ;;
   *) echo "usage: $0 build | pack DIR | run [bench args]" >&2; exit 2 ;;
 esac

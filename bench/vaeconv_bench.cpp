@@ -499,7 +499,8 @@ int main(int argc, char** argv) {
   if (o.vendor && !vendor_ok) o.vendor = false;
   std::printf("vaeconv_bench on %s, median of %d runs\n", prop.name, o.iters);
   std::printf("vendor baseline: %s%s\n", vendor_name.c_str(),
-              vendor_ok && !o.vendor ? " (skipped: --no-vendor)" : "");
+              vendor_ok && !o.vendor ? (o.bf16 ? " (skipped: --no-vendor)" : " (skipped: --fp8-only)")
+                                     : "");
   std::printf("peak = %.0f TFLOP/s (mma.sync bf16, measured, shared/anchors/README.md); memory floor = "
               "(input + weights + bias + output bytes) / %.1f TB/s\n",
               o.peak_tflops, o.mem_tbps);

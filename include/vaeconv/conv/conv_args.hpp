@@ -122,9 +122,10 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
       got.k != want.k || got.k_pad != want.k_pad)
     return invalid("the packed weights were packed for another conv (Cout " +
                    std::to_string(got.cout) + ", Cin " + std::to_string(got.cin) + ", time taps " +
-                   std::to_string(got.taps_t) + "; this conv needs Cout " +
-                   std::to_string(want.cout) + ", Cin " + std::to_string(want.cin) +
-                   ", time taps " + std::to_string(want.taps_t) + ")");
+                   std::to_string(got.taps_t) + ", row stride " + std::to_string(got.k_pad) +
+                   "; this conv needs Cout " + std::to_string(want.cout) + ", Cin " +
+                   std::to_string(want.cin) + ", time taps " + std::to_string(want.taps_t) +
+                   ", row stride " + std::to_string(want.k_pad) + ": repack with this version)");
 
   // Index widths: 64-bit frame bases, 32-bit offsets inside a frame's view.
   const int64_t esz = int64_t(size_of(d.in_dtype));

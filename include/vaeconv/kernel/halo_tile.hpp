@@ -9,8 +9,8 @@
 //
 //   patch   kRows x kCols output pixels (oh0 + r, ow0 + c), GEMM row m = r * kCols + c
 //   halo    (kRows + 2) x (kCols + 2) input pixels (oh0 - 1 + hr, ow0 - 1 + hc), all Cin channels
-//   LDS     chunk-major: 16-byte chunk j (channels 8j .. 8j + 7) of halo pixel hp at
-//           j * kChunkStride + hp * 16, hp = hr * kHaloCols + hc
+//   LDS     chunk-major: 16-byte chunk j (channels 8j .. 8j + 7 in bf16, 16j .. 16j + 15 in e4m3)
+//           of halo pixel hp at j * kChunkStride + hp * 16, hp = hr * kHaloCols + hc
 //
 // Why chunk-major: the A rows of tap (kh, kw) for output row r are the halo pixels
 // (r + kh) * kHaloCols + kw + c, c = 0 .. kCols - 1: consecutive pixels, so 8 consecutive GEMM

@@ -222,8 +222,9 @@ inline TileId choose_tile(int64_t cout) {
 // The halo kernel takes the causal T = 1 convs of the wide tile whose Cin is a multiple of the
 // atom's K step (bf16 16, e4m3 32) and at most kHaloDispatchMaxCin (<= the halo's kMaxCin),
 // where it is built (kHaloKernel; for e4m3 kHaloKernelFp8, a sweep build only).
-static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin && kHaloDispatchMaxCin <= HaloFp8::kMaxCin,
-              "the halo holds every dispatched Cin");
+static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin, "the halo holds every dispatched Cin");
+static_assert(!kHaloKernelFp8 || kHaloDispatchMaxCin <= HaloFp8::kMaxCin,
+              "the e4m3 halo holds every dispatched Cin");
 inline bool use_halo_kernel(const ConvDesc& d) {
   const bool fp8 = d.in_dtype == DType::kFP8E4M3;
   return (fp8 ? kHaloKernelFp8 : kHaloKernel) && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
