@@ -18,7 +18,9 @@
 # is BM / 8 rows of 8 pixels; it then takes every T = 1 causal bf16 layer with Cin <= 96, or <= N
 # with flag "hcN", the channels its halo holds); flag "hf8" the FP8 halo kernel's tile (BK in fp8
 # elements, 128 = one 128-byte row; patch as for "halo"; it then takes every T = 1 causal fp8 layer
-# with Cin a multiple of 32 up to 96); flag "el" the BF16 wide element-wise tile
+# with Cin a multiple of 32 up to 96); flag "up4" runs the bf16 upsample convs as four 2 x 2 phase
+# convs on the source frame (conv/upsample_phases.hpp; the candidate's shape is the wide bf16
+# tile's, so "128,96,64,2,1,4,up4,mb2" times it with the shipped tile); flag "el" the BF16 wide element-wise tile
 # (Cin not a multiple of 8: enc_conv_in); flag "mma" builds the wide tiles on mma.sync instead of
 # wgmma (then warpsM/warpsN count warps; with wgmma they count warpgroups); flags "noepi",
 # "nomma" and "nocopy" are timing experiments that leave that stage out of every conv kernel.
@@ -42,6 +44,7 @@ case "${1:-}" in
           el) flags+=" -DVAECONV_SWEEP_EL=1" ;;
           halo) flags+=" -DVAECONV_SWEEP_HALO=1" ;;
           hf8) flags+=" -DVAECONV_SWEEP_HALO_FP8=1" ;;
+          up4) flags+=" -DVAECONV_SWEEP_UP4=1" ;;
           hc*) flags+=" -DVAECONV_SWEEP_HALO_CIN=${f#hc}" ;;
           mma) flags+=" -DVAECONV_SWEEP_MMA=1" ;;
           # Timing experiments (outputs wrong by design, the bench then skips its check): leave

@@ -280,6 +280,15 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
     r.error = st.to_string();
     return r;
   }
+  // The direct form's bf16 weights, [Cout][K] with K = (kt, kh, kw, c): what the sampled check
+  // and the vendor multiply by. The same as the packing, except for an upsample conv that this
+  // build packs in phases (conv/upsample_phases.hpp: combined weights, K = 4 Cin).
+  vaeconv::PackedWeightsHost direct;
+  st = vaeconv::detail::pack_weights_bf16_as(d, w_torch.data(), /*phases=*/false, &direct);
+  if (!st.ok()) {
+    r.error = st.to_string();
+    return r;
+  }
   // Rotate inputs over >= 256 MB so that L2 (50-60 MB) never holds the next run's input.
   const size_t x_bytes = x.size() * 2, y_bytes = size_t(d.out_elements()) * 2;
   const int copies = int(std::max<size_t>(1, std::min<size_t>(16, (size_t(256) << 20) / (x_bytes + y_bytes))));
@@ -326,9 +335,9 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
     CHECK_HIP(hipStreamSynchronize(stream));
     CHECK_HIP(hipMemcpy(y.data(), ys[0], y_bytes, hipMemcpyDeviceToHost));
     sampled_check(
-        d, packed.info, [&](int64_t i) { return vaeconv::bf16_to_float(x[size_t(i)]); },
+        d, direct.info, [&](int64_t i) { return vaeconv::bf16_to_float(x[size_t(i)]); },
         [&](int64_t co, int64_t k) {
-          return vaeconv::bf16_to_float(packed.bf16[size_t(co * packed.info.k_pad + k)]);
+          return vaeconv::bf16_to_float(direct.bf16[size_t(co * direct.info.k_pad + k)]);
         },
         bias, y, rng, &r.sampled, &r.sample_bad);
     if (r.sample_bad) r.error = "sampled check failed";
@@ -348,10 +357,10 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
 
   // The vendor library on the same buffers, then the whole output against vaeconv's.
   if (o.vendor) {
-    std::vector<uint16_t> w_krsc(size_t(d.cout * packed.info.k));
+    std::vector<uint16_t> w_krsc(size_t(d.cout * direct.info.k));
     for (int64_t co = 0; co < d.cout; ++co)
-      std::copy_n(packed.bf16.begin() + co * packed.info.k_pad, packed.info.k,
-                  w_krsc.begin() + co * packed.info.k);
+      std::copy_n(direct.bf16.begin() + co * direct.info.k_pad, direct.info.k,
+                  w_krsc.begin() + co * direct.info.k);
     std::vector<uint16_t> yv;
     r.vendor = vaeconv_bench::vendor_bench(d, w_krsc, bias, xs, ys, iters, stream, &yv);
     if (r.vendor.ran && r.error.empty()) compare_full(y, yv, &r);

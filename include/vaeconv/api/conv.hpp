@@ -62,10 +62,13 @@ inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t
 
 // The conv kernel: one tile per block, or a persistent grid when the kernel overlaps a tile's
 // epilogue with the next tile's copies (ConvKernel::kOverlapEpilogue). Limits: launch_limits.hpp.
+// phase >= 0: that output phase of an upsample conv packed in phases (apply_upsample_phase).
 template <class Policy, class Geo, bool kVector>
-inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stream,
+                          int phase = -1) {
   using Kernel = kernel::ConvKernel<Policy, Geo, kVector>;
   kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
+  if (phase >= 0) apply_upsample_phase(d, a.weights.info, phase, Policy::BM, &p);
   const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
   const std::string what = " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
                            std::to_string(Policy::BN) + " channels";
@@ -117,6 +120,14 @@ inline Status launch_policy(const ConvDesc& d, const ConvArgs& a, hipStream_t st
     case ConvKind::kDownsample:
       return launch_tile<Policy, kernel::DownsampleGeometry, kVector>(d, a, stream);
     case ConvKind::kUpsample:
+      if constexpr (kUpsamplePhasesBuilt && Policy::kElemBytes == 2) {
+        if (a.weights.info.phases == kUpsamplePhases) {  // upsample_phases.hpp: four 2 x 2 convs
+          for (int phase = 0; phase < kUpsamplePhases; ++phase)
+            VAECONV_RETURN_IF_ERROR(
+                (launch_tile<Policy, kernel::UpsamplePhaseGeometry, kVector>(d, a, stream, phase)));
+          return Status::Ok();
+        }
+      }
       return launch_tile<Policy, kernel::UpsampleGeometry, kVector>(d, a, stream);
   }
   return Status(StatusCode::kUnsupported, "unknown conv kind");

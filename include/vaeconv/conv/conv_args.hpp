@@ -119,13 +119,14 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   const PackedWeightsInfo& got = a.weights.info;
   if (got.kind != want.kind || got.dtype != want.dtype || got.cout != want.cout ||
       got.cin != want.cin || got.taps_t != want.taps_t || got.kt_base != want.kt_base ||
-      got.k != want.k || got.k_pad != want.k_pad)
+      got.k != want.k || got.k_pad != want.k_pad || got.phases != want.phases)
     return invalid("the packed weights were packed for another conv (Cout " +
                    std::to_string(got.cout) + ", Cin " + std::to_string(got.cin) + ", time taps " +
                    std::to_string(got.taps_t) + ", row stride " + std::to_string(got.k_pad) +
                    "; this conv needs Cout " + std::to_string(want.cout) + ", Cin " +
                    std::to_string(want.cin) + ", time taps " + std::to_string(want.taps_t) +
-                   ", row stride " + std::to_string(want.k_pad) + ": repack with this version)");
+                   ", row stride " + std::to_string(want.k_pad) + (want.phases > 1 ? ", in phases" : "") +
+                   ": repack with this version)");
 
   // Index widths: 64-bit frame bases, 32-bit offsets inside a frame's view.
   const int64_t esz = int64_t(size_of(d.in_dtype));
@@ -197,6 +198,30 @@ inline kernel::ConvParams make_params(const ConvDesc& d, const ConvArgs& a, int 
   p.x_view_bytes = uint32_t(view < detail::kInt31 ? view : detail::kInt31);
   p.w_view_bytes = uint32_t(a.weights.info.bytes());
   return p;
+}
+
+// The parameters of output phase `phase` (0..3: (p, q) = (phase / 2, phase % 2)) of an upsample
+// conv packed in phases (upsample_phases.hpp), from make_params' direct-form ones: the GEMM runs
+// over the H x W source pixels with the phase's 2 x 2 tap window (tap_h0, tap_w0) and weights;
+// source pixel (a, b) is output pixel (2a + p, 2b + q), so y (and the residual, which has y's
+// strides) start at that phase's first pixel and step two pixels at a time.
+inline void apply_upsample_phase(const ConvDesc& d, const PackedWeightsInfo& w, int phase, int bm,
+                                 kernel::ConvParams* p) {
+  const int ph = phase / 2, pw = phase % 2;
+  p->ho = int(d.h);
+  p->wo = int(d.w);
+  p->frame_pixels = p->ho * p->wo;
+  p->m_blocks = int((p->frame_pixels + bm - 1) / bm);
+  const int64_t shift = int64_t(ph) * d.out_strides.h + int64_t(pw) * d.out_strides.w;  // elements
+  p->y = static_cast<char*>(p->y) + shift * int64_t(size_of(d.out_dtype));
+  if (p->residual) p->residual = static_cast<const char*>(p->residual) + shift * 2;  // bf16
+  p->out_sh *= 2;
+  p->out_sw *= 2;
+  p->tap_h0 = ph;
+  p->tap_w0 = pw;
+  const int64_t phase_bytes = w.cout * w.k_pad * int64_t(size_of(w.dtype));
+  p->w = static_cast<const char*>(p->w) + phase * phase_bytes;
+  p->w_view_bytes = uint32_t(phase_bytes);
 }
 
 }  // namespace vaeconv

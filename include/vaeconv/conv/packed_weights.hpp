@@ -18,6 +18,7 @@
 
 #include "vaeconv/conv/conv_desc.hpp"
 #include "vaeconv/conv/fp8_scale.hpp"
+#include "vaeconv/conv/upsample_phases.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
 #include "vaeconv/core/numerics_fp8.hpp"
 
@@ -33,9 +34,10 @@ struct PackedWeightsInfo {
   int64_t cout = 0, cin = 0;
   int taps_t = 1;    // time taps packed: 1 (T = 1 slice, or a 2D conv) or 3
   int kt_base = 0;   // first packed time tap: 2 for the causal T = 1 slice
-  int64_t k = 0;     // taps_t * 9 * cin
+  int64_t k = 0;     // taps_t * 9 * cin (4 * cin for an upsample conv packed in phases)
   int64_t k_pad = 0; // row stride in elements
-  int64_t bytes() const { return cout * k_pad * int64_t(size_of(dtype)); }
+  int phases = 1;    // 4: an upsample conv's four phases, [phase][cout][k_pad] (upsample_phases.hpp)
+  int64_t bytes() const { return int64_t(phases) * cout * k_pad * int64_t(size_of(dtype)); }
 };
 
 struct PackedWeightsHost {
@@ -57,8 +59,17 @@ namespace detail {
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 }  // namespace detail
 
+namespace detail {
+inline Status packed_info_as(const ConvDesc& d, bool phases, PackedWeightsInfo* info);
+}
 // The packing a conv needs (independent of the weight values).
 inline Status packed_info_for(const ConvDesc& d, PackedWeightsInfo* info) {
+  return detail::packed_info_as(d, upsample_in_phases(d), info);
+}
+
+namespace detail {
+// The packing of `d`, in phases (an upsample conv only) or not.
+inline Status packed_info_as(const ConvDesc& d, bool phases, PackedWeightsInfo* info) {
   VAECONV_RETURN_IF_ERROR(d.validate());
   if (d.kh != 3 || d.kw != 3)
     return Status(StatusCode::kUnsupported, "packing needs 3x3 spatial taps: " + d.to_string());
@@ -77,10 +88,17 @@ inline Status packed_info_for(const ConvDesc& d, PackedWeightsInfo* info) {
     i.kt_base = 0;
   }
   i.k = int64_t(i.taps_t) * 9 * d.cin;
+  if (phases) {
+    if (d.kind != ConvKind::kUpsample)
+      return Status(StatusCode::kUnsupported, "only the upsample conv packs in phases");
+    i.phases = kUpsamplePhases;
+    i.k = 4 * d.cin;
+  }
   i.k_pad = detail::round_up(i.k, pack_k_multiple(int64_t(size_of(i.dtype))));
   *info = i;
   return Status::Ok();
 }
+}  // namespace detail
 
 namespace detail {
 // Gathers output channel co's packed row: row[k] = w at the PyTorch index of packed column k.
@@ -96,38 +114,66 @@ inline void packed_row(const ConvDesc& d, const PackedWeightsInfo& info, const f
         }
 }
 
+// Phase `phase`'s row of output channel co (upsample_phases.hpp): row[(dh * 2 + dw) * cin + c]
+// = the fp32 sum of w[co][c][kh][kw] over the 3 x 3 taps that window tap (dh, dw) combines.
+inline void packed_phase_row(const PackedWeightsInfo& info, const float* w, int phase, int64_t co,
+                             float* row) {
+  const int p = phase / 2, q = phase % 2;
+  for (int dh = 0; dh < 2; ++dh)
+    for (int dw = 0; dw < 2; ++dw)
+      for (int64_t ci = 0; ci < info.cin; ++ci) {
+        float sum = 0.f;
+        for (int kh = phase_tap_first(p, dh); kh <= phase_tap_last(p, dh); ++kh)
+          for (int kw = phase_tap_first(q, dw); kw <= phase_tap_last(q, dw); ++kw)
+            sum += w[((co * info.cin + ci) * 3 + kh) * 3 + kw];
+        row[(dh * 2 + dw) * info.cin + ci] = sum;
+      }
+}
+
 inline Status begin_packing(const ConvDesc& d, const float* w, PackedWeightsHost* out, DType want,
-                            const char* who) {
+                            const char* who, bool phases) {
   if (w == nullptr || out == nullptr)
     return Status(StatusCode::kInvalidArgument, std::string(who) + ": null pointer");
   if (d.weight_dtype != want)
     return Status(StatusCode::kUnsupported,
                   std::string(who) + ": the conv's weights are not " + to_string(want));
   *out = PackedWeightsHost{};
-  return packed_info_for(d, &out->info);
+  return packed_info_as(d, phases, &out->info);
+}
+
+// pack_weights_bf16 below, in phases (an upsample conv) or not.
+inline Status pack_weights_bf16_as(const ConvDesc& d, const float* w, bool phases,
+                                   PackedWeightsHost* out) {
+  VAECONV_RETURN_IF_ERROR(begin_packing(d, w, out, DType::kBF16, "pack_weights_bf16", phases));
+  const PackedWeightsInfo& info = out->info;
+  out->bf16.assign(size_t(info.phases * info.cout * info.k_pad), uint16_t(0));
+  std::vector<float> row(size_t(info.k));
+  for (int ph = 0; ph < info.phases; ++ph)
+    for (int64_t co = 0; co < info.cout; ++co) {
+      if (info.phases == 1) packed_row(d, info, w, co, row.data());
+      else packed_phase_row(info, w, ph, co, row.data());
+      for (int64_t k = 0; k < info.k; ++k)
+        out->bf16[size_t((ph * info.cout + co) * info.k_pad + k)] = float_to_bf16(row[size_t(k)]);
+    }
+  return Status::Ok();
 }
 }  // namespace detail
 
 // Packs PyTorch-layout weights given as floats (already bf16-representable or not: they are
 // rounded to bf16 here). `w` is [Cout][Cin][3][3][3] for the causal conv, [Cout][Cin][3][3] else.
+// An upsample conv that this build runs in phases (upsample_in_phases) is packed in phases.
 inline Status pack_weights_bf16(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
-  VAECONV_RETURN_IF_ERROR(detail::begin_packing(d, w, out, DType::kBF16, "pack_weights_bf16"));
-  const PackedWeightsInfo& info = out->info;
-  out->bf16.assign(size_t(info.cout * info.k_pad), uint16_t(0));
-  std::vector<float> row(size_t(info.k));
-  for (int64_t co = 0; co < info.cout; ++co) {
-    detail::packed_row(d, info, w, co, row.data());
-    for (int64_t k = 0; k < info.k; ++k)
-      out->bf16[size_t(co * info.k_pad + k)] = float_to_bf16(row[size_t(k)]);
-  }
-  return Status::Ok();
+  return detail::pack_weights_bf16_as(d, w, upsample_in_phases(d), out);
 }
 
 // Quantizes PyTorch-layout float weights to e4m3fn with one scale per output channel:
 // scale = amax / 448 over the channel's packed taps (1 for an all-zero channel), byte =
 // e4m3fn(w / scale), saturating; NaN stays NaN (and does not count towards amax).
 inline Status pack_weights_fp8(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
-  VAECONV_RETURN_IF_ERROR(detail::begin_packing(d, w, out, DType::kFP8E4M3, "pack_weights_fp8"));
+  VAECONV_RETURN_IF_ERROR(
+      detail::begin_packing(d, w, out, DType::kFP8E4M3, "pack_weights_fp8", upsample_in_phases(d)));
+  if (out->info.phases != 1)
+    return Status(StatusCode::kUnsupported, "pack_weights_fp8: no fp8 packing in phases");
   const PackedWeightsInfo& info = out->info;
   out->fp8.assign(size_t(info.cout * info.k_pad), uint8_t(0));
   out->scales.assign(size_t(info.cout), 1.f);

@@ -29,14 +29,20 @@
 
 namespace vaeconv::kernel {
 
-template <int Stride_, int Pad_, int Up_>
+// Taps: the packed spatial taps are a Taps x Taps window of the 3 x 3 grid (TapWindowCursor):
+// the whole grid, or (Taps = 2) one output phase of the upsample conv (upsample_phases.hpp).
+template <int Stride_, int Pad_, int Up_, int Taps_ = 3>
 struct Geometry {
-  static constexpr int kStride = Stride_, kPad = Pad_, kUp = Up_;
+  static constexpr int kStride = Stride_, kPad = Pad_, kUp = Up_, kTaps = Taps_;
   static_assert(kUp == 1 || kUp == 2, "nearest-exact x2 is the only upsample");
+  static_assert(kTaps == 3 || (kTaps == 2 && kUp == 1), "a 2 x 2 window: an upsample phase");
 };
 using CausalGeometry = Geometry<1, 1, 1>;
 using DownsampleGeometry = Geometry<2, 0, 1>;
 using UpsampleGeometry = Geometry<1, 1, 2>;
+// One output phase (p, q) of the upsample conv, run on the source frame: a stride-1, pad-1 conv
+// whose taps are the 2 x 2 window at (p, q) of the 3 x 3 grid (ConvParams::tap_h0 / tap_w0).
+using UpsamplePhaseGeometry = Geometry<1, 1, 1, 2>;
 
 // Block-level coordinates: which frame, which pixels, which output channels.
 struct BlockCoord {
@@ -74,30 +80,54 @@ VAECONV_HD inline int64_t input_view_offset(const ConvParams& p, const BlockCoor
 // Where a K index sits in the packed K = (kt, kh, kw, c): channel c of tap (kt, kh, kw).
 // carry() moves channel overflow into the tap counters, kw fastest, like an odometer; both the
 // vector gather (steps of BK) and the element-wise gather (steps of 1) walk K with it.
-struct TapCursor {
+// The packed spatial taps are a kWindow x kWindow window of the 3 x 3 grid with its first tap at
+// (kh0, kw0): the whole grid (kWindow 3, origin 0), or one upsample phase's 2 x 2 window. kh and
+// kw are grid coordinates either way, so tap offsets and the rows' 9-bit tap masks are shared.
+template <int kWindow>
+struct TapWindowCursor {
   int c = 0, kw = 0, kh = 0, kt = 0;
-  VAECONV_HD static TapCursor of(int k, int cin) {
-    TapCursor t;
+  int kh0 = 0, kw0 = 0;  // the window's origin (0 for the whole grid)
+  VAECONV_HD static TapWindowCursor of(int k, int cin, int kh0 = 0, int kw0 = 0) {
+    TapWindowCursor t;
     const int tap = k / cin;
     t.c = k - tap * cin;
-    t.kw = tap % 3;
-    t.kh = (tap / 3) % 3;
-    t.kt = tap / 9;
+    if constexpr (kWindow == 3) {
+      (void)kh0; (void)kw0;
+      t.kw = tap % 3;
+      t.kh = (tap / 3) % 3;
+    } else {
+      t.kh0 = kh0;
+      t.kw0 = kw0;
+      t.kw = kw0 + tap % kWindow;
+      t.kh = kh0 + (tap / kWindow) % kWindow;
+    }
+    t.kt = tap / (kWindow * kWindow);
     return t;
   }
   VAECONV_HD void carry(int cin) {
     while (c >= cin) {
       c -= cin;
-      if (++kw == 3) {
-        kw = 0;
-        if (++kh == 3) {
-          kh = 0;
-          ++kt;
+      if constexpr (kWindow == 3) {
+        if (++kw == 3) {
+          kw = 0;
+          if (++kh == 3) {
+            kh = 0;
+            ++kt;
+          }
+        }
+      } else {
+        if (++kw == kw0 + kWindow) {
+          kw = kw0;
+          if (++kh == kh0 + kWindow) {
+            kh = kh0;
+            ++kt;
+          }
         }
       }
     }
   }
 };
+using TapCursor = TapWindowCursor<3>;
 
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes>
 struct ConvGather {
@@ -111,7 +141,7 @@ struct ConvGather {
   uint32_t taps_in_frame[kRows];  // bit kh * 3 + kw: tap (kh, kw) of the row lies in the frame
   uint32_t row_base_[kRows];      // kLinear: at(i) of tap (0, 0, 0), channel 0, in elements
   // Per-chunk state (the thread's K position).
-  TapCursor tap;
+  TapWindowCursor<Geo::kTaps> tap;
   int k;
   // Frame constants.
   int it_rel0;                 // ot + kt_base - pad_t - it_lo: time offset of tap kt = 0
@@ -122,7 +152,8 @@ struct ConvGather {
 
   VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
     k = chunk * kChunkElems;
-    tap = TapCursor::of(k, p.cin);
+    if constexpr (Geo::kTaps == 3) tap = TapWindowCursor<3>::of(k, p.cin);
+    else tap = TapWindowCursor<Geo::kTaps>::of(k, p.cin, p.tap_h0, p.tap_w0);
     it_rel0 = b.ot + p.kt_base - p.pad_t - b.it_lo;
     h_up = p.h * Geo::kUp;
     w_up = p.w_ * Geo::kUp;
@@ -218,7 +249,7 @@ struct ChunkTaps {
 
   template <class Gather>
   VAECONV_HD void locate(const ConvParams& p, const Gather& g) {
-    TapCursor t = g.tap;
+    auto t = g.tap;
 VAECONV_UNROLL
     for (int e = 0; e < kChunkElems; ++e) {
       const int it = g.it_rel0 + t.kt;

@@ -43,6 +43,7 @@ struct ConvParams {
   int patch_cols = 0;             // tap-reduce kernel: output patches along a frame's width
   uint32_t x_view_bytes = 0;      // bytes addressable from a frame's input base
   uint32_t w_view_bytes = 0;      // bytes of the packed weights
+  int tap_h0 = 0, tap_w0 = 0;     // UpsamplePhaseGeometry: the phase's tap window (conv_gather.hpp)
 };
 
 }  // namespace vaeconv::kernel

@@ -1,0 +1,191 @@
+// tests/host/test_upsample_phases.cpp — the upsample conv as four phase convs
+// (conv/upsample_phases.hpp), on the host: the combined-weight packing, the phase's tap window
+// cursor, and the whole path the kernels take — every phase's gather (UpsamplePhaseGeometry's
+// ConvGather at()/valid(), as the kernel's copy threads walk it), its packed weights and its
+// output view (apply_upsample_phase) — against the CPU reference of the direct form (nearest x2,
+// then the 3 x 3 conv). Values are multiples of 1/8, so every sum is exact in bf16 and float.
+// Negative controls: a phase run with the other phase's tap window, or without its output shift.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "vaeconv/conv/conv_args.hpp"
+#include "vaeconv/conv/upsample_phases.hpp"
+#include "vaeconv/core/numerics_bf16.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
+#include "vaeconv/reference/conv_reference.hpp"
+
+namespace vaeconv {
+namespace {
+
+using kernel::ConvParams;
+
+TEST(UpsamplePhases, TapTables) {
+  // Phase 0 reads source rows a - 1 (tap 0) and a (taps 1, 2); phase 1 rows a (taps 0, 1) and
+  // a + 1 (tap 2): window tap d of phase p combines the 3 x 3 taps whose upsampled row maps there.
+  for (int p = 0; p < 2; ++p)
+    for (int kh = 0; kh < 3; ++kh) {
+      // Output row 2a + p, tap kh: upsampled row 2a + p + kh - 1, source row a + (p + kh - 1) / 2
+      // (floor), i.e. window tap d = source row - (a - 1 + p).
+      const int src = (p + kh - 1 + 2) / 2 - 1;  // floor((p + kh - 1) / 2)
+      const int d = src - (p - 1);
+      ASSERT_TRUE(d == 0 || d == 1);
+      EXPECT_LE(phase_tap_first(p, d), kh);
+      EXPECT_GE(phase_tap_last(p, d), kh);
+    }
+  EXPECT_EQ(phase_tap_last(0, 0) + 1, phase_tap_first(0, 1));
+  EXPECT_EQ(phase_tap_last(1, 0) + 1, phase_tap_first(1, 1));
+}
+
+TEST(UpsamplePhases, WindowCursorWalksTheWindow) {
+  for (int cin : {8, 24}) {
+    for (int h0 = 0; h0 < 2; ++h0)
+      for (int w0 = 0; w0 < 2; ++w0) {
+        auto step = kernel::TapWindowCursor<2>::of(0, cin, h0, w0);
+        for (int k = 0; k < 4 * cin; ++k) {
+          const auto at = kernel::TapWindowCursor<2>::of(k, cin, h0, w0);
+          const int tap = k / cin;
+          ASSERT_EQ(at.kh, h0 + tap / 2);
+          ASSERT_EQ(at.kw, w0 + tap % 2);
+          ASSERT_EQ(at.c, k % cin);
+          ASSERT_EQ(step.kh, at.kh);
+          ASSERT_EQ(step.kw, at.kw);
+          ASSERT_EQ(step.c, at.c);
+          ++step.c;
+          step.carry(cin);
+        }
+        EXPECT_EQ(step.kt, 1) << "past the window: the next time tap";
+      }
+  }
+}
+
+enum class Break { kNothing, kOtherWindow, kNoShift };
+
+// Runs the four phases of upsample2x(1, T, H, W, Cin, Cout) the way the kernels do and returns
+// the number of output elements that differ from the direct conv (or are not written once).
+int run_phases(int t, int h, int w, int cin, int cout, Break brk, unsigned seed) {
+  const ConvDesc d = ConvDesc::upsample2x(1, t, h, w, cin, cout);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> small(-8, 8);
+  std::vector<float> x(size_t(d.in_elements())), wt(size_t(cout * cin * 9));
+  for (auto& v : x) v = float(small(rng)) / 8.f;
+  for (auto& v : wt) v = float(small(rng)) / 8.f;
+  std::vector<float> ref(size_t(d.out_elements()));
+  EXPECT_TRUE(reference::conv_reference(d, x.data(), wt.data(), nullptr, nullptr, ref.data()).ok());
+
+  PackedWeightsHost packed;
+  EXPECT_TRUE(detail::pack_weights_bf16_as(d, wt.data(), /*phases=*/true, &packed).ok());
+  EXPECT_EQ(packed.info.phases, kUpsamplePhases);
+  EXPECT_EQ(packed.info.k, 4 * cin);
+  EXPECT_EQ(int64_t(packed.bf16.size()) * 2, packed.info.bytes());
+
+  constexpr int BM = 32, BN = 16, BK = 64;  // a small tile: several blocks per phase
+  std::vector<float> y(size_t(d.out_elements()), 0.f);
+  std::vector<int> writes(y.size(), 0);
+  std::vector<uint16_t> y_dummy(1);  // the output base the views are offsets from
+  ConvArgs a;
+  a.weights.info = packed.info;
+  a.weights.data = packed.bf16.data();
+  a.y = y_dummy.data();
+  for (int phase = 0; phase < kUpsamplePhases; ++phase) {
+    ConvParams p = make_params(d, a, BM, BN);
+    apply_upsample_phase(d, packed.info, phase, BM, &p);
+    if (brk == Break::kOtherWindow) std::swap(p.tap_h0, p.tap_w0);  // (0,1) <-> (1,0)
+    if (brk == Break::kNoShift) {
+      p.y = a.y;
+    }
+    const int64_t y_shift = (static_cast<const char*>(p.y) - static_cast<const char*>(a.y)) / 2;
+    const uint16_t* wp = reinterpret_cast<const uint16_t*>(p.w);
+    EXPECT_EQ(int64_t(p.w_view_bytes), packed.info.cout * packed.info.k_pad * 2);
+    const int k_tiles = (p.k + BK - 1) / BK;
+    for (int frame = 0; frame < d.n * d.out_t(); ++frame)
+      for (int m = 0; m < p.frame_pixels; ++m) {
+        kernel::BlockCoord b = kernel::frame_coord(p, frame);
+        b.m0 = m;  // one GEMM row per "block": the gather of row 0
+        const int64_t base = kernel::input_view_offset(p, b);
+        std::vector<double> acc(size_t(cout), 0.0);
+        for (int chunk = 0; chunk < BK / 8; ++chunk) {
+          kernel::ConvGather<kernel::UpsamplePhaseGeometry, 1, 1, BK, 2> g;
+          g.init(p, b, 0, chunk);
+          for (int kt = 0; kt < k_tiles; ++kt) {
+            if (g.exists(0)) {
+              EXPECT_EQ(g.offset(0), g.at(p, 0));
+              for (int e = 0; e < 8; ++e)
+                for (int co = 0; co < cout; ++co)
+                  acc[size_t(co)] +=
+                      double(x[size_t(base + g.offset(0) / 2 + e)]) *
+                      double(bf16_to_float(wp[size_t(co * p.k_pad + g.k + e)]));
+            }
+            g.advance(p);
+          }
+        }
+        const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;
+        for (int co = 0; co < cout; ++co) {
+          const int64_t off = y_shift + frame_out + int64_t(m / p.wo) * p.out_sh +
+                              int64_t(m % p.wo) * p.out_sw + co;
+          if (off < 0 || off >= int64_t(y.size())) return -1;  // outside the output tensor
+          y[size_t(off)] = float(acc[size_t(co)]);
+          ++writes[size_t(off)];
+        }
+      }
+  }
+  int bad = 0;
+  for (size_t i = 0; i < y.size(); ++i) bad += writes[i] != 1 || y[i] != ref[i];
+  return bad;
+}
+
+TEST(UpsamplePhases, FourPhasesAreTheDirectConv) {
+  EXPECT_EQ(run_phases(1, 5, 7, 16, 8, Break::kNothing, 1), 0);   // K = 64: one K tile
+  EXPECT_EQ(run_phases(1, 3, 9, 24, 4, Break::kNothing, 2), 0);   // K = 96: taps cross K tiles
+  EXPECT_EQ(run_phases(2, 4, 3, 8, 3, Break::kNothing, 3), 0);    // two frames, odd Cout
+  EXPECT_EQ(run_phases(1, 1, 1, 8, 8, Break::kNothing, 4), 0);    // a 1 x 1 source: all border
+}
+
+TEST(UpsamplePhases, NegativeControlsFail) {
+  EXPECT_NE(run_phases(1, 5, 7, 16, 8, Break::kOtherWindow, 5), 0);
+  EXPECT_NE(run_phases(1, 5, 7, 16, 8, Break::kNoShift, 6), 0);
+}
+
+TEST(UpsamplePhases, PackingAndValidation) {
+  const ConvDesc d = ConvDesc::upsample2x(1, 1, 4, 4, 8, 8);
+  std::vector<float> wt(size_t(8 * 8 * 9), 0.25f);
+  PackedWeightsHost ph, direct;
+  ASSERT_TRUE(detail::pack_weights_bf16_as(d, wt.data(), true, &ph).ok());
+  ASSERT_TRUE(detail::pack_weights_bf16_as(d, wt.data(), false, &direct).ok());
+  EXPECT_EQ(direct.info.phases, 1);
+  EXPECT_EQ(direct.info.k, 9 * 8);
+  // Phase (1, 0), window tap (0, 1) combines kh 0..1, kw 1..2: four weights of 0.25.
+  const int64_t k = (0 * 2 + 1) * 8 + 3;
+  EXPECT_EQ(bf16_to_float(ph.bf16[size_t((2 * ph.info.cout + 5) * ph.info.k_pad + k)]), 1.f);
+  // Only the upsample conv packs in phases; and this build's packing is what it runs.
+  PackedWeightsHost bad;
+  EXPECT_EQ(detail::pack_weights_bf16_as(ConvDesc::causal3x3x3(1, 1, 4, 4, 8, 8), wt.data(), true,
+                                         &bad).code(),
+            StatusCode::kUnsupported);
+  PackedWeightsInfo want;
+  ASSERT_TRUE(packed_info_for(d, &want).ok());
+  EXPECT_EQ(want.phases, upsample_in_phases(d) ? kUpsamplePhases : 1);
+  EXPECT_FALSE(upsample_in_phases(ConvDesc::causal3x3x3(1, 1, 4, 4, 8, 8)));
+}
+
+TEST(UpsamplePhases, WeightsPackedTheOtherWayAreRefused) {
+  const ConvDesc d = ConvDesc::upsample2x(1, 1, 4, 4, 8, 8);
+  std::vector<float> wt(size_t(8 * 8 * 9), 0.5f);
+  PackedWeightsHost other;
+  ASSERT_TRUE(detail::pack_weights_bf16_as(d, wt.data(), !upsample_in_phases(d), &other).ok());
+  std::vector<uint16_t> x(size_t(d.in_elements()) + 64), y(size_t(d.out_elements()) + 64);
+  ConvArgs a;
+  a.x = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(x.data()) + 15) & ~uintptr_t(15));
+  a.y = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(y.data()) + 15) & ~uintptr_t(15));
+  a.weights = {other.bf16.data(), other.info};
+  std::vector<uint16_t> wbuf(other.bf16.size() + 64);
+  a.weights.data = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(wbuf.data()) + 15) & ~uintptr_t(15));
+  const Status s = validate_for_kernels(d, a);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find("packed for another conv"), std::string::npos) << s.to_string();
+}
+
+}  // namespace
+}  // namespace vaeconv
