@@ -57,8 +57,8 @@ struct Visit {
 template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, class Check>
 void walk_gathers(const ConvDesc& d, Check&& check) {
   using R = Roles<BM, BK, kThreads, kElemBytes>;
-  PackedWeightsInfo w;
-  ASSERT_TRUE(packed_info_for(d, &w).ok());
+  PackedWeightsInfo w;  // the direct form's packing (these geometries: 3 x 3 taps)
+  ASSERT_TRUE(detail::packed_info_as(d, /*phases=*/false, &w).ok());
   ConvArgs a;
   a.weights.info = w;
   const ConvParams p = make_params(d, a, BM, BN);

@@ -23,7 +23,7 @@ std::vector<float> random_weights(size_t n, uint32_t seed) {
 void check_packing(const ConvDesc& d, int src_kt, int taps_t, int kt_base) {
   const auto w = random_weights(size_t(d.cout * d.cin * src_kt * 9), 3);
   PackedWeightsHost p;
-  ASSERT_TRUE(pack_weights_bf16(d, w.data(), &p).ok());
+  ASSERT_TRUE(detail::pack_weights_bf16_as(d, w.data(), /*phases=*/false, &p).ok());  // the direct form
   EXPECT_EQ(p.info.taps_t, taps_t);
   EXPECT_EQ(p.info.kt_base, kt_base);
   EXPECT_EQ(p.info.k, taps_t * 9 * d.cin);

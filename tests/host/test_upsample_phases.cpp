@@ -63,17 +63,22 @@ TEST(UpsamplePhases, WindowCursorWalksTheWindow) {
 
 enum class Break { kNothing, kOtherWindow, kNoShift };
 
-// Runs the four phases of upsample2x(1, T, H, W, Cin, Cout) the way the kernels do and returns
-// the number of output elements that differ from the direct conv (or are not written once).
-int run_phases(int t, int h, int w, int cin, int cout, Break brk, unsigned seed) {
-  const ConvDesc d = ConvDesc::upsample2x(1, t, h, w, cin, cout);
+// Runs the four phases of upsample2x(N, T, H, W, Cin, Cout) + a residual the way the kernels do
+// (the vector gather when Cin is a multiple of 8, the element-wise ChunkTaps otherwise) and
+// returns the number of output elements that differ from the direct conv (or are not written
+// exactly once).
+int run_phases(int n, int t, int h, int w, int cin, int cout, Break brk, unsigned seed) {
+  const ConvDesc d = ConvDesc::upsample2x(n, t, h, w, cin, cout);
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> small(-8, 8);
-  std::vector<float> x(size_t(d.in_elements())), wt(size_t(cout * cin * 9));
+  std::vector<float> x(size_t(d.in_elements())), wt(size_t(cout * cin * 9)),
+      res(size_t(d.out_elements()));
   for (auto& v : x) v = float(small(rng)) / 8.f;
   for (auto& v : wt) v = float(small(rng)) / 8.f;
+  for (auto& v : res) v = float(small(rng)) / 8.f;
   std::vector<float> ref(size_t(d.out_elements()));
-  EXPECT_TRUE(reference::conv_reference(d, x.data(), wt.data(), nullptr, nullptr, ref.data()).ok());
+  EXPECT_TRUE(
+      reference::conv_reference(d, x.data(), wt.data(), nullptr, res.data(), ref.data()).ok());
 
   PackedWeightsHost packed;
   EXPECT_TRUE(detail::pack_weights_bf16_as(d, wt.data(), /*phases=*/true, &packed).ok());
@@ -84,11 +89,13 @@ int run_phases(int t, int h, int w, int cin, int cout, Break brk, unsigned seed)
   constexpr int BM = 32, BN = 16, BK = 64;  // a small tile: several blocks per phase
   std::vector<float> y(size_t(d.out_elements()), 0.f);
   std::vector<int> writes(y.size(), 0);
-  std::vector<uint16_t> y_dummy(1);  // the output base the views are offsets from
+  // Stand-ins for the device buffers: the views are offsets from their bases.
+  std::vector<uint16_t> y_base(y.size()), r_base(y.size());
   ConvArgs a;
   a.weights.info = packed.info;
   a.weights.data = packed.bf16.data();
-  a.y = y_dummy.data();
+  a.y = y_base.data();
+  a.residual = r_base.data();
   for (int phase = 0; phase < kUpsamplePhases; ++phase) {
     ConvParams p = make_params(d, a, BM, BN);
     apply_upsample_phase(d, packed.info, phase, BM, &p);
@@ -97,6 +104,10 @@ int run_phases(int t, int h, int w, int cin, int cout, Break brk, unsigned seed)
       p.y = a.y;
     }
     const int64_t y_shift = (static_cast<const char*>(p.y) - static_cast<const char*>(a.y)) / 2;
+    const int64_t r_shift =
+        (static_cast<const char*>(p.residual) - static_cast<const char*>(a.residual)) / 2;
+    // The epilogue's packed-rows store (pixel m at m * out_sw) must not apply to a phase's view.
+    EXPECT_NE(int64_t(p.out_sh), int64_t(p.wo) * p.out_sw);
     const uint16_t* wp = reinterpret_cast<const uint16_t*>(p.w);
     EXPECT_EQ(int64_t(p.w_view_bytes), packed.info.cout * packed.info.k_pad * 2);
     const int k_tiles = (p.k + BK - 1) / BK;
@@ -110,13 +121,22 @@ int run_phases(int t, int h, int w, int cin, int cout, Break brk, unsigned seed)
           kernel::ConvGather<kernel::UpsamplePhaseGeometry, 1, 1, BK, 2> g;
           g.init(p, b, 0, chunk);
           for (int kt = 0; kt < k_tiles; ++kt) {
-            if (g.exists(0)) {
-              EXPECT_EQ(g.offset(0), g.at(p, 0));
+            auto add = [&](int64_t xi, int e) {
+              for (int co = 0; co < cout; ++co)
+                acc[size_t(co)] += double(x[size_t(xi)]) *
+                                   double(bf16_to_float(wp[size_t(co * p.k_pad + g.k + e)]));
+            };
+            if (cin % 8 == 0) {  // the vector gather: a chunk is 8 channels of one tap
+              if (g.exists(0)) {
+                EXPECT_EQ(g.offset(0), g.at(p, 0));
+                for (int e = 0; e < 8; ++e) add(base + g.offset(0) / 2 + e, e);
+              }
+            } else {  // the element-wise gather: each element located on its own
+              kernel::ChunkTaps<kernel::UpsamplePhaseGeometry, 8> taps;
+              taps.locate(p, g);
+              const uint32_t mask = taps.row_mask(g, 0);
               for (int e = 0; e < 8; ++e)
-                for (int co = 0; co < cout; ++co)
-                  acc[size_t(co)] +=
-                      double(x[size_t(base + g.offset(0) / 2 + e)]) *
-                      double(bf16_to_float(wp[size_t(co * p.k_pad + g.k + e)]));
+                if (taps.valid(mask, e)) add(base + taps.at(p, g, 0, e), e);
             }
             g.advance(p);
           }
@@ -125,8 +145,11 @@ int run_phases(int t, int h, int w, int cin, int cout, Break brk, unsigned seed)
         for (int co = 0; co < cout; ++co) {
           const int64_t off = y_shift + frame_out + int64_t(m / p.wo) * p.out_sh +
                               int64_t(m % p.wo) * p.out_sw + co;
-          if (off < 0 || off >= int64_t(y.size())) return -1;  // outside the output tensor
-          y[size_t(off)] = float(acc[size_t(co)]);
+          const int64_t roff = r_shift + frame_out + int64_t(m / p.wo) * p.out_sh +
+                               int64_t(m % p.wo) * p.out_sw + co;
+          if (off < 0 || off >= int64_t(y.size()) || roff < 0 || roff >= int64_t(y.size()))
+            return -1;  // outside the output tensor
+          y[size_t(off)] = float(acc[size_t(co)] + double(res[size_t(roff)]));
           ++writes[size_t(off)];
         }
       }
@@ -137,15 +160,20 @@ int run_phases(int t, int h, int w, int cin, int cout, Break brk, unsigned seed)
 }
 
 TEST(UpsamplePhases, FourPhasesAreTheDirectConv) {
-  EXPECT_EQ(run_phases(1, 5, 7, 16, 8, Break::kNothing, 1), 0);   // K = 64: one K tile
-  EXPECT_EQ(run_phases(1, 3, 9, 24, 4, Break::kNothing, 2), 0);   // K = 96: taps cross K tiles
-  EXPECT_EQ(run_phases(2, 4, 3, 8, 3, Break::kNothing, 3), 0);    // two frames, odd Cout
-  EXPECT_EQ(run_phases(1, 1, 1, 8, 8, Break::kNothing, 4), 0);    // a 1 x 1 source: all border
+  EXPECT_EQ(run_phases(1, 1, 5, 7, 16, 8, Break::kNothing, 1), 0);  // K = 64: one K tile
+  EXPECT_EQ(run_phases(1, 1, 3, 9, 24, 4, Break::kNothing, 2), 0);  // K = 96: taps cross K tiles
+  EXPECT_EQ(run_phases(1, 2, 4, 3, 8, 3, Break::kNothing, 3), 0);   // two frames, odd Cout
+  EXPECT_EQ(run_phases(2, 1, 3, 5, 8, 12, Break::kNothing, 4), 0);  // two images
+  EXPECT_EQ(run_phases(1, 1, 1, 1, 8, 8, Break::kNothing, 5), 0);   // a 1 x 1 source: all border
+  EXPECT_EQ(run_phases(1, 1, 4, 6, 3, 8, Break::kNothing, 6), 0);   // Cin 3: element-wise gather
+  EXPECT_EQ(run_phases(2, 1, 3, 4, 5, 3, Break::kNothing, 7), 0);   // Cin 5, two images
 }
 
 TEST(UpsamplePhases, NegativeControlsFail) {
-  EXPECT_NE(run_phases(1, 5, 7, 16, 8, Break::kOtherWindow, 5), 0);
-  EXPECT_NE(run_phases(1, 5, 7, 16, 8, Break::kNoShift, 6), 0);
+  // The counts, not -1: the wrong outputs land inside the tensor.
+  EXPECT_GT(run_phases(1, 1, 5, 7, 16, 8, Break::kOtherWindow, 8), 0);
+  EXPECT_GT(run_phases(1, 1, 5, 7, 16, 8, Break::kNoShift, 9), 0);
+  EXPECT_GT(run_phases(1, 1, 4, 6, 3, 8, Break::kOtherWindow, 10), 0);  // element-wise too
 }
 
 TEST(UpsamplePhases, PackingAndValidation) {
@@ -164,10 +192,8 @@ TEST(UpsamplePhases, PackingAndValidation) {
   EXPECT_EQ(detail::pack_weights_bf16_as(ConvDesc::causal3x3x3(1, 1, 4, 4, 8, 8), wt.data(), true,
                                          &bad).code(),
             StatusCode::kUnsupported);
-  PackedWeightsInfo want;
-  ASSERT_TRUE(packed_info_for(d, &want).ok());
-  EXPECT_EQ(want.phases, upsample_in_phases(d) ? kUpsamplePhases : 1);
   EXPECT_FALSE(upsample_in_phases(ConvDesc::causal3x3x3(1, 1, 4, 4, 8, 8)));
+  EXPECT_FALSE(upsample_in_phases(ConvDesc::upsample2x(1, 1, 4, 4, 8, 8, DType::kFP8E4M3)));
 }
 
 TEST(UpsamplePhases, WeightsPackedTheOtherWayAreRefused) {

@@ -123,9 +123,10 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
     return invalid("the packed weights were packed for another conv (Cout " +
                    std::to_string(got.cout) + ", Cin " + std::to_string(got.cin) + ", time taps " +
                    std::to_string(got.taps_t) + ", row stride " + std::to_string(got.k_pad) +
-                   "; this conv needs Cout " + std::to_string(want.cout) + ", Cin " +
-                   std::to_string(want.cin) + ", time taps " + std::to_string(want.taps_t) +
-                   ", row stride " + std::to_string(want.k_pad) + (want.phases > 1 ? ", in phases" : "") +
+                   ", phases " + std::to_string(got.phases) + "; this conv needs Cout " +
+                   std::to_string(want.cout) + ", Cin " + std::to_string(want.cin) +
+                   ", time taps " + std::to_string(want.taps_t) + ", row stride " +
+                   std::to_string(want.k_pad) + ", phases " + std::to_string(want.phases) +
                    ": repack with this version)");
 
   // Index widths: 64-bit frame bases, 32-bit offsets inside a frame's view.
