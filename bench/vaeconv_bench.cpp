@@ -283,12 +283,15 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
   // The direct form's bf16 weights, [Cout][K] with K = (kt, kh, kw, c): what the sampled check
   // and the vendor multiply by. The same as the packing, except for an upsample conv that this
   // build packs in phases (conv/upsample_phases.hpp: combined weights, K = 4 Cin).
-  vaeconv::PackedWeightsHost direct;
-  st = vaeconv::detail::pack_weights_bf16_as(d, w_torch.data(), /*phases=*/false, &direct);
-  if (!st.ok()) {
-    r.error = st.to_string();
-    return r;
+  vaeconv::PackedWeightsHost direct_packing;
+  if (packed.info.phases != 1) {
+    st = vaeconv::detail::pack_weights_bf16_as(d, w_torch.data(), /*phases=*/false, &direct_packing);
+    if (!st.ok()) {
+      r.error = st.to_string();
+      return r;
+    }
   }
+  const vaeconv::PackedWeightsHost& direct = packed.info.phases == 1 ? packed : direct_packing;
   // Rotate inputs over >= 256 MB so that L2 (50-60 MB) never holds the next run's input.
   const size_t x_bytes = x.size() * 2, y_bytes = size_t(d.out_elements()) * 2;
   const int copies = int(std::max<size_t>(1, std::min<size_t>(16, (size_t(256) << 20) / (x_bytes + y_bytes))));

@@ -10,7 +10,7 @@
 namespace vaeconv {
 namespace {
 
-constexpr int64_t kInt31 = (int64_t(1) << 31) - 1;
+using detail::kInt31;  // 2^31 - 1
 
 TEST(LaunchLimits, TileIndexFitsAnInt) {
   // One tile per block: tile indices 0 .. 2^31 - 2.

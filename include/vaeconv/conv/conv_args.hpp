@@ -220,7 +220,7 @@ inline void apply_upsample_phase(const ConvDesc& d, const PackedWeightsInfo& w, 
   p->out_sw *= 2;
   p->tap_h0 = ph;
   p->tap_w0 = pw;
-  const int64_t phase_bytes = w.cout * w.k_pad * int64_t(size_of(w.dtype));
+  const int64_t phase_bytes = w.bytes() / w.phases;
   p->w = static_cast<const char*>(p->w) + phase * phase_bytes;
   p->w_view_bytes = uint32_t(phase_bytes);
 }

@@ -60,14 +60,6 @@ inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 }  // namespace detail
 
 namespace detail {
-inline Status packed_info_as(const ConvDesc& d, bool phases, PackedWeightsInfo* info);
-}
-// The packing a conv needs (independent of the weight values).
-inline Status packed_info_for(const ConvDesc& d, PackedWeightsInfo* info) {
-  return detail::packed_info_as(d, upsample_in_phases(d), info);
-}
-
-namespace detail {
 // The packing of `d`, in phases (an upsample conv only) or not.
 inline Status packed_info_as(const ConvDesc& d, bool phases, PackedWeightsInfo* info) {
   VAECONV_RETURN_IF_ERROR(d.validate());
@@ -99,6 +91,11 @@ inline Status packed_info_as(const ConvDesc& d, bool phases, PackedWeightsInfo* 
   return Status::Ok();
 }
 }  // namespace detail
+
+// The packing a conv needs (independent of the weight values).
+inline Status packed_info_for(const ConvDesc& d, PackedWeightsInfo* info) {
+  return detail::packed_info_as(d, upsample_in_phases(d), info);
+}
 
 namespace detail {
 // Gathers output channel co's packed row: row[k] = w at the PyTorch index of packed column k.
@@ -170,10 +167,9 @@ inline Status pack_weights_bf16(const ConvDesc& d, const float* w, PackedWeights
 // scale = amax / 448 over the channel's packed taps (1 for an all-zero channel), byte =
 // e4m3fn(w / scale), saturating; NaN stays NaN (and does not count towards amax).
 inline Status pack_weights_fp8(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
+  // Never in phases: upsample_in_phases() is false for fp8 convs.
   VAECONV_RETURN_IF_ERROR(
-      detail::begin_packing(d, w, out, DType::kFP8E4M3, "pack_weights_fp8", upsample_in_phases(d)));
-  if (out->info.phases != 1)
-    return Status(StatusCode::kUnsupported, "pack_weights_fp8: no fp8 packing in phases");
+      detail::begin_packing(d, w, out, DType::kFP8E4M3, "pack_weights_fp8", /*phases=*/false));
   const PackedWeightsInfo& info = out->info;
   out->fp8.assign(size_t(info.cout * info.k_pad), uint8_t(0));
   out->scales.assign(size_t(info.cout), 1.f);

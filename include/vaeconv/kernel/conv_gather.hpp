@@ -83,6 +83,8 @@ VAECONV_HD inline int64_t input_view_offset(const ConvParams& p, const BlockCoor
 // The packed spatial taps are a kWindow x kWindow window of the 3 x 3 grid with its first tap at
 // (kh0, kw0): the whole grid (kWindow 3, origin 0), or one upsample phase's 2 x 2 window. kh and
 // kw are grid coordinates either way, so tap offsets and the rows' 9-bit tap masks are shared.
+// The whole grid keeps its own branches: a single form with a constant-zero origin changed the
+// shipped kernels' PTX (nvcc's codegen, not the arithmetic), and they are measured as they are.
 template <int kWindow>
 struct TapWindowCursor {
   int c = 0, kw = 0, kh = 0, kt = 0;

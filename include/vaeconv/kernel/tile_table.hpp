@@ -226,10 +226,10 @@ static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin, "the halo holds every di
 static_assert(!kHaloKernelFp8 || kHaloDispatchMaxCin <= HaloFp8::kMaxCin,
               "the e4m3 halo holds every dispatched Cin");
 inline bool use_halo_kernel(const ConvDesc& d) {
-  const bool fp8 = d.in_dtype == DType::kFP8E4M3;
-  return (fp8 ? kHaloKernelFp8 : kHaloKernel) && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
-         d.cin % (fp8 ? 32 : 16) == 0 && d.cin <= kHaloDispatchMaxCin &&
-         choose_tile(d.cout) == TileId::kWide;
+  const int64_t k_step = 32 / int64_t(size_of(d.in_dtype));  // the wgmma K step: 32 bytes
+  return (d.in_dtype == DType::kFP8E4M3 ? kHaloKernelFp8 : kHaloKernel) &&
+         d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cin % k_step == 0 &&
+         d.cin <= kHaloDispatchMaxCin && choose_tile(d.cout) == TileId::kWide;
 }
 
 // The tap-reduce kernel takes causal convs with Cout <= 3 whose Cin fills whole 16-byte chunks;
