@@ -11,16 +11,17 @@
 # Candidates are "BM,BN,BK,warpsM,warpsN,stages[,flag...]": flag "mbN" asks for N resident blocks
 # per SM (__launch_bounds__' second argument); flag "ca" builds the cp.async copies as
 # .ca (cached in L1 as well as L2) instead of .cg; flag "fp8" makes the candidate the wide FP8 tile
-# instead of the wide BF16 one (BK in fp8 elements; BK = 128 is a 128-byte row); flag "pf" starts a
-# promoted (fp8 wgmma) K tile's batch before the tile's refill instead of after it (the schedule's
-# kBatchFirst, pipeline_schedule.hpp); flag "tr" makes it the BF16 tap-reduce tile
+# instead of the wide BF16 one (BK in fp8 elements; BK = 128 is a 128-byte row); flag "rf" starts a
+# promoted (fp8 wgmma) K tile's refill before the tile's batch instead of after it (the shipped
+# order is the batch first: the schedule's kBatchFirst, pipeline_schedule.hpp); flag "tr" makes it the BF16 tap-reduce tile
 # (BN = 32; the halo is BM / 16 rows of 16 pixels); flag "halo" the halo kernel's tile (its patch
 # is BM / 8 rows of 8 pixels; it then takes every T = 1 causal bf16 layer with Cin <= 96, or <= N
 # with flag "hcN", the channels its halo holds); flag "hf8" the FP8 halo kernel's tile (BK in fp8
 # elements, 128 = one 128-byte row; patch as for "halo"; it then takes every T = 1 causal fp8 layer
-# with Cin a multiple of 32 up to 96); flag "up4" runs the bf16 upsample convs as four 2 x 2 phase
-# convs on the source frame (conv/upsample_phases.hpp; the candidate's shape is the wide bf16
-# tile's, so "128,96,64,2,1,4,up4,mb2" times it with the shipped tile); flag "el" the BF16 wide element-wise tile
+# with Cin a multiple of 32 up to 96); flag "dup" runs the bf16 upsample convs in the direct form
+# instead of the shipped four 2 x 2 phase convs on the source frame (conv/upsample_phases.hpp;
+# the candidate's shape is the wide bf16 tile's, so "128,96,64,2,1,4,dup,mb2" times it with the
+# shipped tile); flag "el" the BF16 wide element-wise tile
 # (Cin not a multiple of 8: enc_conv_in); flag "mma" builds the wide tiles on mma.sync instead of
 # wgmma (then warpsM/warpsN count warps; with wgmma they count warpgroups); flags "noepi",
 # "nomma" and "nocopy" are timing experiments that leave that stage out of every conv kernel.
@@ -39,12 +40,12 @@ case "${1:-}" in
         case "$f" in
           ca) flags+=" -DVAECONV_SWEEP_CA=1" ;;
           fp8) flags+=" -DVAECONV_SWEEP_FP8=1" ;;
-          pf) flags+=" -DVAECONV_SWEEP_PF=1" ;;
+          rf) flags+=" -DVAECONV_SWEEP_REFILL_FIRST=1" ;;
           tr) flags+=" -DVAECONV_SWEEP_TR=1" ;;
           el) flags+=" -DVAECONV_SWEEP_EL=1" ;;
           halo) flags+=" -DVAECONV_SWEEP_HALO=1" ;;
           hf8) flags+=" -DVAECONV_SWEEP_HALO_FP8=1" ;;
-          up4) flags+=" -DVAECONV_SWEEP_UP4=1" ;;
+          dup) flags+=" -DVAECONV_SWEEP_DIRECT_UPSAMPLE=1" ;;
           hc*) flags+=" -DVAECONV_SWEEP_HALO_CIN=${f#hc}" ;;
           mma) flags+=" -DVAECONV_SWEEP_MMA=1" ;;
           # Timing experiments (outputs wrong by design, the bench then skips its check): leave

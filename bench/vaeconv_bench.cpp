@@ -87,13 +87,32 @@ struct Result {
 
 
 // One output pixel, every channel, straight from the ConvDesc formula (packed-weight order);
-// xval(i) is input element i's value, wval(co, k) packed weight (co, k)'s.
+// xval(i) is input element i's value, wval(r, k) packed weight (r, k)'s, r the packed row
+// (phase * Cout + co for an upsample conv packed in phases: upsample_phases.hpp).
 template <class XVal, class WVal>
 void reference_pixel(const vaeconv::ConvDesc& d, const vaeconv::PackedWeightsInfo& info, XVal xval,
                      WVal wval, const std::vector<float>& bias, int64_t m, std::vector<double>* out) {
   const int64_t wo = d.out_w(), ho = d.out_h(), to = d.out_t();
   const int64_t ow = m % wo, oh = (m / wo) % ho, ot = (m / (wo * ho)) % to, n = m / (wo * ho * to);
   out->assign(size_t(d.cout), 0.0);
+  if (info.phases != 1) {  // a 2 x 2 conv of the source with phase (oh % 2, ow % 2)'s weights
+    const int p = int(oh % 2), q = int(ow % 2);
+    for (int64_t co = 0; co < d.cout; ++co) {
+      double acc = bias[size_t(co)];
+      for (int64_t k = 0; k < info.k; ++k) {
+        const int tap = int(k / d.cin);
+        const int64_t c = k % d.cin;
+        const int64_t ih = vaeconv::phase_source(p, oh / 2, tap / 2);
+        const int64_t iw = vaeconv::phase_source(q, ow / 2, tap % 2);
+        if (ih < 0 || ih >= d.h || iw < 0 || iw >= d.w) continue;
+        const int64_t xi = n * d.in_strides.n + ot * d.in_strides.t + ih * d.in_strides.h +
+                           iw * d.in_strides.w + c;
+        acc += double(xval(xi)) * double(wval((p * 2 + q) * d.cout + co, k));
+      }
+      (*out)[size_t(co)] = acc;
+    }
+    return;
+  }
   for (int64_t co = 0; co < d.cout; ++co) {
     double acc = bias[size_t(co)];
     for (int64_t k = 0; k < info.k; ++k) {
@@ -230,9 +249,9 @@ Result::Fp8 bench_fp8(const vaeconv::VaeShape& s, const Options& o, const std::v
     CHECK_HIP(hipMemcpy(out.data(), y[0], y_bytes, hipMemcpyDeviceToHost));
     sampled_check(
         d, packed.info, [&](int64_t i) { return vaeconv::e4m3fn_to_float(xq[size_t(i)]) * xs; },
-        [&](int64_t co, int64_t k) {
-          return vaeconv::e4m3fn_to_float(packed.fp8[size_t(co * packed.info.k_pad + k)]) *
-                 packed.scales[size_t(co)];
+        [&](int64_t row, int64_t k) {
+          return vaeconv::e4m3fn_to_float(packed.fp8[size_t(row * packed.info.k_pad + k)]) *
+                 packed.scales[size_t(row)];
         },
         bias, out, rng, &r.sampled, &r.bad);
     if (r.bad) r.error = "sampled check failed";

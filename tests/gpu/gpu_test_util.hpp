@@ -102,8 +102,10 @@ struct CompareResult {
   std::string first_bad;
 };
 
+// `extra_atol`, when given, adds a per-element absolute tolerance (one float per element).
 inline CompareResult compare_bf16(const std::vector<uint16_t>& got, const std::vector<float>& ref,
-                                  double rtol = 2e-2, double atol = 2e-2) {
+                                  double rtol = 2e-2, double atol = 2e-2,
+                                  const std::vector<float>* extra_atol = nullptr) {
   CompareResult r;
   double num = 0, den = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
@@ -119,7 +121,8 @@ inline CompareResult compare_bf16(const std::vector<uint16_t>& got, const std::v
     num += d * d;
     den += e * e;
     if (d > r.max_abs_err) r.max_abs_err = d;
-    if (d > atol + rtol * std::fabs(e)) {
+    const double tol = atol + rtol * std::fabs(e) + (extra_atol ? double((*extra_atol)[i]) : 0.0);
+    if (d > tol) {
       if (r.first_bad.empty())
         r.first_bad = "index " + std::to_string(i) + ": got " + std::to_string(g) + ", want " +
                       std::to_string(e);

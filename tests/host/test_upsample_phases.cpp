@@ -7,6 +7,8 @@
 // Negative controls: a phase run with the other phase's tap window, or without its output shift.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -193,7 +195,51 @@ TEST(UpsamplePhases, PackingAndValidation) {
                                          &bad).code(),
             StatusCode::kUnsupported);
   EXPECT_FALSE(upsample_in_phases(ConvDesc::causal3x3x3(1, 1, 4, 4, 8, 8)));
-  EXPECT_FALSE(upsample_in_phases(ConvDesc::upsample2x(1, 1, 4, 4, 8, 8, DType::kFP8E4M3)));
+  EXPECT_EQ(upsample_in_phases(ConvDesc::upsample2x(1, 1, 4, 4, 8, 8, DType::kFP8E4M3)),
+            kUpsamplePhasesBuilt);
+}
+
+// FP8: each phase's combined weights are quantized against their own row's scale, [phase][cout].
+TEST(UpsamplePhases, Fp8PackingQuantizesEachPhaseRow) {
+  const ConvDesc d = ConvDesc::upsample2x(1, 1, 4, 4, 8, 3, DType::kFP8E4M3);
+  std::vector<float> wt(size_t(3 * 8 * 9));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& v : wt) v = u(rng);
+  for (int t = 0; t < 9; ++t) wt[size_t((1 * 8 + 2) * 9 + t)] = 4.f;  // channel 1's largest sums
+  PackedWeightsHost p;
+  ASSERT_TRUE(detail::pack_weights_fp8_as(d, wt.data(), true, &p).ok());
+  ASSERT_EQ(p.info.phases, 4);
+  ASSERT_EQ(p.info.k, 4 * 8);
+  ASSERT_EQ(int64_t(p.scales.size()), p.info.scale_count());
+  ASSERT_EQ(p.info.scale_count(), 4 * 3);
+  ASSERT_EQ(int64_t(p.fp8.size()), 4 * 3 * p.info.k_pad);
+  for (int ph = 0; ph < 4; ++ph)
+    for (int64_t co = 0; co < 3; ++co) {
+      const int64_t r = ph * 3 + co;
+      std::vector<float> sums(size_t(p.info.k));
+      float amax = 0.f;
+      for (int64_t k = 0; k < p.info.k; ++k) {  // (dh, dw, c): the taps it combines, summed
+        const int tap = int(k / 8), dh = tap / 2, dw = tap % 2;
+        const int64_t c = k % 8;
+        float sum = 0.f;
+        for (int kh = phase_tap_first(ph / 2, dh); kh <= phase_tap_last(ph / 2, dh); ++kh)
+          for (int kw = phase_tap_first(ph % 2, dw); kw <= phase_tap_last(ph % 2, dw); ++kw)
+            sum += wt[size_t(((co * 8 + c) * 3 + kh) * 3 + kw)];
+        sums[size_t(k)] = sum;
+        amax = std::max(amax, std::fabs(sum));
+      }
+      ASSERT_EQ(p.scales[size_t(r)], fp8_scale_for_amax(amax)) << "phase " << ph << " co " << co;
+      for (int64_t k = 0; k < p.info.k_pad; ++k)
+        ASSERT_EQ(p.fp8[size_t(r * p.info.k_pad + k)],
+                  k < p.info.k ? float_to_e4m3fn(sums[size_t(k)] / p.scales[size_t(r)]) : 0)
+            << "phase " << ph << " co " << co << " k " << k;
+    }
+  // Phase (0, 0)'s window tap (1, 1) sums four taps of 4 for channel 1, input channel 2: the
+  // row's largest magnitude (16), which maps to 448; phase (1, 1)'s tap (0, 0) likewise.
+  EXPECT_EQ(p.scales[size_t(0 * 3 + 1)], fp8_scale_for_amax(16.f));
+  EXPECT_EQ(p.fp8[size_t((0 * 3 + 1) * p.info.k_pad + 3 * 8 + 2)], 0x7E);
+  EXPECT_EQ(p.fp8[size_t((3 * 3 + 1) * p.info.k_pad + 0 * 8 + 2)], 0x7E);
 }
 
 TEST(UpsamplePhases, WeightsPackedTheOtherWayAreRefused) {

@@ -120,7 +120,7 @@ inline Status launch_policy(const ConvDesc& d, const ConvArgs& a, hipStream_t st
     case ConvKind::kDownsample:
       return launch_tile<Policy, kernel::DownsampleGeometry, kVector>(d, a, stream);
     case ConvKind::kUpsample:
-      if constexpr (kUpsamplePhasesBuilt && Policy::kElemBytes == 2) {
+      if constexpr (kUpsamplePhasesBuilt) {
         if (a.weights.info.phases == kUpsamplePhases) {  // upsample_phases.hpp: four 2 x 2 convs
           for (int phase = 0; phase < kUpsamplePhases; ++phase)
             VAECONV_RETURN_IF_ERROR(

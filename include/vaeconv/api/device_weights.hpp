@@ -37,8 +37,9 @@ class DeviceWeights {
     const bool fp8 = host.info.dtype == DType::kFP8E4M3;
     if (int64_t(host.byte_size()) != host.info.bytes())
       return Status(StatusCode::kInvalidArgument, "packed weights: data size does not match info");
-    if (fp8 && int64_t(host.scales.size()) != host.info.cout)
-      return Status(StatusCode::kInvalidArgument, "packed fp8 weights: one scale per channel");
+    if (fp8 && int64_t(host.scales.size()) != host.info.scale_count())
+      return Status(StatusCode::kInvalidArgument,
+                    "packed fp8 weights: one scale per packed row (channel, and phase)");
     release();
     hipError_t e = hipMalloc(&data_, host.byte_size());
     if (e == hipSuccess && fp8) e = hipMalloc(&scales_, host.scales.size() * sizeof(float));

@@ -19,7 +19,8 @@ namespace vaeconv {
 struct WeightsView {
   const void* data = nullptr;
   PackedWeightsInfo info;
-  const float* scales = nullptr;   // fp8: [Cout] per-channel dequant scales (device)
+  const float* scales = nullptr;   // fp8: per packed row, [phases][Cout] (info.scale_count()),
+                                   // the dequant scales (device)
 };
 
 struct ConvArgs {
@@ -151,7 +152,8 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
     return Status(StatusCode::kOverlap, "output y overlaps the packed weights");
   if (a.bias && detail::ranges_overlap(a.y, y_bytes, a.bias, d.cout * 4))
     return Status(StatusCode::kOverlap, "output y overlaps bias");
-  if (a.weights.scales && detail::ranges_overlap(a.y, y_bytes, a.weights.scales, d.cout * 4))
+  if (a.weights.scales &&
+      detail::ranges_overlap(a.y, y_bytes, a.weights.scales, a.weights.info.scale_count() * 4))
     return Status(StatusCode::kOverlap, "output y overlaps the weight scales");
   if ((a.x_scale && detail::ranges_overlap(a.y, y_bytes, a.x_scale, 4)) ||
       (a.y_scale && detail::ranges_overlap(a.y, y_bytes, a.y_scale, 4)))
@@ -223,6 +225,7 @@ inline void apply_upsample_phase(const ConvDesc& d, const PackedWeightsInfo& w, 
   const int64_t phase_bytes = w.bytes() / w.phases;
   p->w = static_cast<const char*>(p->w) + phase * phase_bytes;
   p->w_view_bytes = uint32_t(phase_bytes);
+  if (p->w_scale) p->w_scale += phase * w.cout;  // fp8: the phase's rows' scales
 }
 
 }  // namespace vaeconv

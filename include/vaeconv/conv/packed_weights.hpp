@@ -37,14 +37,16 @@ struct PackedWeightsInfo {
   int64_t k = 0;     // taps_t * 9 * cin (4 * cin for an upsample conv packed in phases)
   int64_t k_pad = 0; // row stride in elements
   int phases = 1;    // 4: an upsample conv's four phases, [phase][cout][k_pad] (upsample_phases.hpp)
-  int64_t bytes() const { return int64_t(phases) * cout * k_pad * int64_t(size_of(dtype)); }
+  int64_t rows() const { return int64_t(phases) * cout; }  // packed rows, [phase][cout]
+  int64_t bytes() const { return rows() * k_pad * int64_t(size_of(dtype)); }
+  int64_t scale_count() const { return dtype == DType::kFP8E4M3 ? rows() : 0; }  // one per row
 };
 
 struct PackedWeightsHost {
   PackedWeightsInfo info;
-  std::vector<uint16_t> bf16;  // bf16 bits, [cout][k_pad] (bf16 weights)
-  std::vector<uint8_t> fp8;    // e4m3fn bytes, [cout][k_pad] (fp8 weights)
-  std::vector<float> scales;   // fp8: per output channel, weight = e4m3fn value * scale
+  std::vector<uint16_t> bf16;  // bf16 bits, [phases][cout][k_pad] (bf16 weights)
+  std::vector<uint8_t> fp8;    // e4m3fn bytes, [phases][cout][k_pad] (fp8 weights)
+  std::vector<float> scales;   // fp8: one per packed row, [phases][cout]: weight = e4m3fn * scale
 
   const void* bytes() const {
     return info.dtype == DType::kFP8E4M3 ? static_cast<const void*>(fp8.data())
@@ -163,28 +165,39 @@ inline Status pack_weights_bf16(const ConvDesc& d, const float* w, PackedWeights
   return detail::pack_weights_bf16_as(d, w, upsample_in_phases(d), out);
 }
 
-// Quantizes PyTorch-layout float weights to e4m3fn with one scale per output channel:
-// scale = amax / 448 over the channel's packed taps (1 for an all-zero channel), byte =
-// e4m3fn(w / scale), saturating; NaN stays NaN (and does not count towards amax).
-inline Status pack_weights_fp8(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
-  // Never in phases: upsample_in_phases() is false for fp8 convs.
-  VAECONV_RETURN_IF_ERROR(
-      detail::begin_packing(d, w, out, DType::kFP8E4M3, "pack_weights_fp8", /*phases=*/false));
+namespace detail {
+// pack_weights_fp8 below, in phases (an upsample conv) or not.
+inline Status pack_weights_fp8_as(const ConvDesc& d, const float* w, bool phases,
+                                  PackedWeightsHost* out) {
+  VAECONV_RETURN_IF_ERROR(begin_packing(d, w, out, DType::kFP8E4M3, "pack_weights_fp8", phases));
   const PackedWeightsInfo& info = out->info;
-  out->fp8.assign(size_t(info.cout * info.k_pad), uint8_t(0));
-  out->scales.assign(size_t(info.cout), 1.f);
+  out->fp8.assign(size_t(info.rows() * info.k_pad), uint8_t(0));
+  out->scales.assign(size_t(info.rows()), 1.f);
   std::vector<float> row(size_t(info.k));
-  for (int64_t co = 0; co < info.cout; ++co) {
-    detail::packed_row(d, info, w, co, row.data());
-    float amax = 0.f;
-    for (float v : row)
-      if (std::fabs(v) > amax) amax = std::fabs(v);  // NaN compares false
-    const float scale = fp8_scale_for_amax(amax);
-    out->scales[size_t(co)] = scale;
-    for (int64_t k = 0; k < info.k; ++k)
-      out->fp8[size_t(co * info.k_pad + k)] = quantize_e4m3fn(row[size_t(k)], scale);
-  }
+  for (int ph = 0; ph < info.phases; ++ph)
+    for (int64_t co = 0; co < info.cout; ++co) {
+      if (info.phases == 1) packed_row(d, info, w, co, row.data());
+      else packed_phase_row(info, w, ph, co, row.data());
+      float amax = 0.f;
+      for (float v : row)
+        if (std::fabs(v) > amax) amax = std::fabs(v);  // NaN compares false
+      const float scale = fp8_scale_for_amax(amax);
+      const int64_t r = ph * info.cout + co;
+      out->scales[size_t(r)] = scale;
+      for (int64_t k = 0; k < info.k; ++k)
+        out->fp8[size_t(r * info.k_pad + k)] = quantize_e4m3fn(row[size_t(k)], scale);
+    }
   return Status::Ok();
+}
+}  // namespace detail
+
+// Quantizes PyTorch-layout float weights to e4m3fn with one scale per packed row (per output
+// channel, and per phase for an upsample conv packed in phases): scale = amax / 448 over the
+// row (1 for an all-zero row), byte = e4m3fn(w / scale), saturating; NaN stays NaN (and does not
+// count towards amax). An upsample conv is packed in phases: each combined weight (the fp32 sum
+// of the 3 x 3 taps it stands for) is quantized, against its phase's own scale.
+inline Status pack_weights_fp8(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
+  return detail::pack_weights_fp8_as(d, w, upsample_in_phases(d), out);
 }
 
 // The same from bf16 bits (what a bf16 PyTorch tensor holds).

@@ -14,24 +14,27 @@
 // conv_args.hpp); the packing holds each phase's combined weights (packed_weights.hpp).
 //
 // Numerics: a combined weight is the bf16 rounding of the fp32 sum of up to four weights, one
-// rounding more than the direct form (<= 2^-8 relative per weight).
+// rounding more than the direct form (<= 2^-8 relative per weight). FP8: the combined weights
+// are quantized to e4m3 with one scale per phase and output channel (packed_weights.hpp), so
+// each is one e4m3 rounding of the sum, as a direct-form weight is one rounding of itself.
 //
-// A candidate of the tile sweep (bench/sweep.sh flag up4), not yet measured on a GPU: shipped
-// builds run the direct upsample conv, and pack for it.
+// Measured (session 9, H200, docs/perf-notes.md): the three upsample layers 0.49, 0.51 and 0.67 x
+// cuDNN's conv alone (1.06-1.11 x in the direct form). The sweep flag "dup"
+// (VAECONV_SWEEP_DIRECT_UPSAMPLE) builds the direct form instead, for comparison.
 #pragma once
 #include "vaeconv/conv/conv_desc.hpp"
 
 namespace vaeconv {
 
-// Whether this build has the phase kernels (a sweep build with flag up4), and whether it runs
-// the upsample conv `d` in four phases (and so packs its weights so): bf16 operands only.
-#if defined(VAECONV_SWEEP_UP4)
-inline constexpr bool kUpsamplePhasesBuilt = true;
-#else
+// Whether this build has the phase kernels (every build but a sweep build with flag dup), and
+// whether it runs the upsample conv `d` in four phases (and so packs its weights so).
+#if defined(VAECONV_SWEEP_DIRECT_UPSAMPLE)
 inline constexpr bool kUpsamplePhasesBuilt = false;
+#else
+inline constexpr bool kUpsamplePhasesBuilt = true;
 #endif
 inline bool upsample_in_phases(const ConvDesc& d) {
-  return kUpsamplePhasesBuilt && d.kind == ConvKind::kUpsample && d.in_dtype == DType::kBF16;
+  return kUpsamplePhasesBuilt && d.kind == ConvKind::kUpsample;
 }
 
 inline constexpr int kUpsamplePhases = 4;  // (p, q) = (phase / 2, phase % 2)
@@ -39,5 +42,8 @@ inline constexpr int kUpsamplePhases = 4;  // (p, q) = (phase / 2, phase % 2)
 // The 3 x 3 taps that window tap d (0 or 1) of phase p (0 or 1) combines: first .. last.
 constexpr int phase_tap_first(int p, int d) { return p == 0 ? (d == 0 ? 0 : 1) : (d == 0 ? 0 : 2); }
 constexpr int phase_tap_last(int p, int d) { return p == 0 ? (d == 0 ? 0 : 2) : (d == 0 ? 1 : 2); }
+// The source row (column) that window tap d of phase p reads for output row (column) 2a + p;
+// outside [0, H) it is the zero padding.
+constexpr int64_t phase_source(int p, int64_t a, int d) { return a - 1 + p + d; }
 
 }  // namespace vaeconv

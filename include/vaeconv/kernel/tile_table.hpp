@@ -99,7 +99,10 @@ using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
 using WideShapeFp8 = SweepShape;
 #elif defined(VAECONV_WIDE_WGMMA)
 // One warpgroup per block: the promoted fp8 partial sums double the accumulators (96 floats).
-using WideShapeFp8 = TileShape<64, 96, 64, 1, 1, 4, 3>;
+// Session-9 sweep (docs/perf-notes.md): BK = 128 (128-byte rows, as the bf16 BK = 64) halves the
+// barriers and promotions per FLOP; 3 stages keep 3 blocks/SM (166 registers). The FP8 set
+// 16.15 -> 13.89 ms against BK = 64 with 4 stages, in the same call.
+using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
 #else
 using WideShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;  // the fastest FP8 tile that does not spill
 #endif
@@ -159,20 +162,25 @@ constexpr bool kHaloKernel = false;
 
 // The FP8 halo kernel: the same kernel on e4m3 operands (16 channels per halo chunk, K steps of
 // 32 channels, BK = 128 = one 128-byte B row per K tile), with the partial sums promoted every
-// K tile. A candidate, not yet measured on the GPU: only a sweep build (bench/sweep.sh flag
-// "hf8", the candidate's BM as the patch, BM / 8 rows of 8 pixels) dispatches it; the default
-// below is the shape its host test (tests/host/test_halo_tile.cpp) checks. Its promotion doubles
-// the accumulators, so the bf16 halo's two warpgroups of 128 rows would not fit 2 blocks/SM:
-// the default is a 16 x 8 patch of two warpgroups of 64 rows (the e4m3 weights are half the
-// bytes, so a 128-pixel patch re-reads as many weight bytes per pixel as the bf16 256-pixel one).
+// K tile. Its promotion doubles the accumulators, so the bf16 halo's two warpgroups of 128 rows
+// would not fit 2 blocks/SM: a 16 x 8 patch of two warpgroups of 64 rows (the e4m3 weights are
+// half the bytes, so a 128-pixel patch re-reads as many weight bytes per pixel as the bf16
+// 256-pixel one); 122 registers, no spill. Session-9 sweep (docs/perf-notes.md): 96->96 at 1024^2
+// 440 -> 368 us and 96->192 at 512^2 232 -> 192 us against the BK = 128 implicit GEMM; the 32 x 8
+// patch (four warpgroups, 1 block/SM) was slower (413 and 214 us). A sweep build (bench/sweep.sh
+// flag "hf8") takes the candidate's BM as the patch, BM / 8 rows of 8 pixels.
 #if defined(VAECONV_SWEEP_HALO_FP8)
 using HaloFp8 = HaloTile<VAECONV_SWEEP_BM / 8, 8, 96, 1>;
 #else
 using HaloFp8 = HaloTile<16, 8, 96, 1>;
 #endif
-#if defined(VAECONV_WIDE_WGMMA) && defined(VAECONV_SWEEP_HALO_FP8)
+#if defined(VAECONV_WIDE_WGMMA)
 constexpr bool kHaloKernelFp8 = true;
+#if defined(VAECONV_SWEEP_HALO_FP8)
 using HaloShapeFp8 = SweepShape;
+#else
+using HaloShapeFp8 = TileShape<128, 96, 128, 2, 1, 4, 2>;
+#endif
 #else
 constexpr bool kHaloKernelFp8 = false;
 #endif
@@ -201,7 +209,7 @@ struct Tiles<DType::kBF16> {
 };
 template <>
 struct Tiles<DType::kFP8E4M3> {
-#if defined(VAECONV_WIDE_WGMMA) && defined(VAECONV_SWEEP_HALO_FP8)
+#if defined(VAECONV_WIDE_WGMMA)
   using Halo = HaloPolicy<TilePolicy<HaloShapeFp8, Arch, Arch::AtomWgmmaFp8<HaloShapeFp8::WTN>>,
                           HaloFp8>;
 #endif
@@ -221,7 +229,7 @@ inline TileId choose_tile(int64_t cout) {
 
 // The halo kernel takes the causal T = 1 convs of the wide tile whose Cin is a multiple of the
 // atom's K step (bf16 16, e4m3 32) and at most kHaloDispatchMaxCin (<= the halo's kMaxCin),
-// where it is built (kHaloKernel; for e4m3 kHaloKernelFp8, a sweep build only).
+// where it is built (kHaloKernel, kHaloKernelFp8: NVIDIA sm_90a).
 static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin, "the halo holds every dispatched Cin");
 static_assert(!kHaloKernelFp8 || kHaloDispatchMaxCin <= HaloFp8::kMaxCin,
               "the e4m3 halo holds every dispatched Cin");
