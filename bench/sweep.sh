@@ -22,7 +22,7 @@
 # instead of the shipped four 2 x 2 phase convs on the source frame (conv/upsample_phases.hpp;
 # the candidate's shape is the wide bf16 tile's, so "128,96,64,2,1,4,dup,mb2" times it with the
 # shipped tile); flag "el" the BF16 wide element-wise tile
-# (Cin not a multiple of 8: enc_conv_in); flag "mma" builds the wide tiles on mma.sync instead of
+# (Cin not a multiple of 8: enc_conv_in), "el8" the FP8 one (Cin not a multiple of 16; mma.sync); flag "mma" builds the wide tiles on mma.sync instead of
 # wgmma (then warpsM/warpsN count warps; with wgmma they count warpgroups); flags "noepi",
 # "nomma" and "nocopy" are timing experiments that leave that stage out of every conv kernel.
 set -euo pipefail
@@ -43,6 +43,7 @@ case "${1:-}" in
           rf) flags+=" -DVAECONV_SWEEP_REFILL_FIRST=1" ;;
           tr) flags+=" -DVAECONV_SWEEP_TR=1" ;;
           el) flags+=" -DVAECONV_SWEEP_EL=1" ;;
+          el8) flags+=" -DVAECONV_SWEEP_EL8=1" ;;
           halo) flags+=" -DVAECONV_SWEEP_HALO=1" ;;
           hf8) flags+=" -DVAECONV_SWEEP_HALO_FP8=1" ;;
           dup) flags+=" -DVAECONV_SWEEP_DIRECT_UPSAMPLE=1" ;;

@@ -4,7 +4,8 @@
 // same input: Cout = 16 (the implicit GEMM; its output is past 2^31 elements too) and Cout = 3
 // (the tap-reduce kernel). Then a T = 1 conv over a batch of three 4096x2560x96 images (3.0e9
 // elements in and out, 6 GB each): the halo kernel where it is built (sm_90a), else the implicit
-// GEMM. Every output element is checked to be written (the output is poisoned
+// GEMM. And an upsample conv of a video whose output is past 2^31 elements (its own test below).
+// Every output element is checked to be written (the output is poisoned
 // with NaN first), and sampled pixels — borders of the last frames and random pixels whose input
 // element offset is past 2^31 — are compared, all channels, with a direct double-precision dot
 // product. A full reference would
@@ -136,6 +137,89 @@ TEST(LargeTensor, CausalVideoPast2To31Elements) {
   run_and_check(d, x, xd);
   run_and_check(ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 3), x, xd);
   (void)hipFree(xd);
+}
+
+// The upsample conv of a video (T = 5 frames of 1024^2 to 2048^2, 32 -> 128 channels): the input
+// is small, the output 2.7e9 elements (5.4 GB), so the output offsets carry past 2^31. Its four
+// phase convs (upsample_phases.hpp) each write every second pixel of every second row from a
+// shifted base. Every output element is checked to be written; sampled pixels — the corners and
+// edges of the last frame, whose output offsets are past 2^31, and random ones — against the
+// nearest x2 upsample followed by the 3 x 3 conv, in double precision.
+TEST(LargeTensor, UpsampleVideoOutputPast2To31Elements) {
+  VAECONV_REQUIRE_GPU();
+  const ConvDesc d = ConvDesc::upsample2x(1, 5, 1024, 1024, 32, 128);
+  ASSERT_GT(d.out_elements(), int64_t(1) << 31);
+  std::vector<uint16_t> x;
+  void* xd = nullptr;
+  upload_input(d, x, &xd);
+  if (HasFatalFailure()) return;
+  const size_t y_n = size_t(d.out_elements());
+  std::vector<float> w(size_t(d.cout * d.cin * 9)), bias(size_t(d.cout));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = bf16_to_float(hashed_bf16(i + 7)) * 0.05f;
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.25f * bf16_to_float(hashed_bf16(i + 99));
+  PackedWeightsHost packed;
+  ASSERT_TRUE(pack_weights_bf16(d, w.data(), &packed).ok());
+  void *yd = nullptr, *wd = nullptr, *bd = nullptr;
+  VAECONV_HIP_CHECK(hipMalloc(&yd, y_n * 2));
+  VAECONV_HIP_CHECK(hipMalloc(&wd, packed.byte_size()));
+  VAECONV_HIP_CHECK(hipMalloc(&bd, bias.size() * 4));
+  VAECONV_HIP_CHECK(hipMemcpy(wd, packed.bytes(), packed.byte_size(), hipMemcpyHostToDevice));
+  VAECONV_HIP_CHECK(hipMemcpy(bd, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
+  VAECONV_HIP_CHECK(hipMemset(yd, 0xFF, y_n * 2));  // 0xFFFF: a bf16 NaN
+  ConvArgs a;
+  a.x = xd;
+  a.weights = {wd, packed.info};
+  a.bias = static_cast<const float*>(bd);
+  a.y = yd;
+  const Status s = precompiled::conv_forward(d, a, nullptr);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  VAECONV_HIP_CHECK(hipDeviceSynchronize());
+  std::vector<uint16_t> y(y_n);
+  VAECONV_HIP_CHECK(hipMemcpy(y.data(), yd, y_n * 2, hipMemcpyDeviceToHost));
+  (void)hipFree(yd);
+  (void)hipFree(wd);
+  (void)hipFree(bd);
+  (void)hipFree(xd);
+
+  size_t unwritten = 0;
+  for (size_t i = 0; i < y_n; ++i) unwritten += (y[i] & 0x7F80) == 0x7F80 && (y[i] & 0x7F);
+  EXPECT_EQ(unwritten, 0u) << "output elements left NaN (unwritten)";
+
+  const int64_t H = d.h, W = d.w, HO = d.out_h(), WO = d.out_w(), C = d.cin, F = d.t;
+  std::vector<std::array<int64_t, 3>> pix;  // (frame, oh, ow)
+  for (int64_t oh : {int64_t(0), int64_t(1), HO / 2 + 1, HO - 2, HO - 1})
+    for (int64_t ow : {int64_t(0), int64_t(1), WO / 3, WO - 2, WO - 1}) pix.push_back({F - 1, oh, ow});
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 300; ++i)
+    pix.push_back({i % 2 ? F - 1 : int64_t(rng() % F), int64_t(rng() % HO), int64_t(rng() % WO)});
+  int64_t checked = 0, bad = 0, past_2_31 = 0;
+  for (const auto& p : pix) {
+    const int64_t out_off = ((p[0] * HO + p[1]) * WO + p[2]) * d.cout;
+    past_2_31 += out_off > (int64_t(1) << 31);
+    for (int64_t co = 0; co < d.cout; ++co) {
+      double acc = bias[size_t(co)];
+      for (int kh = 0; kh < 3; ++kh)
+        for (int kw = 0; kw < 3; ++kw) {
+          const int64_t uh = p[1] + kh - 1, uw = p[2] + kw - 1;  // in the upsampled frame
+          if (uh < 0 || uh >= HO || uw < 0 || uw >= WO) continue;
+          for (int64_t ci = 0; ci < C; ++ci)
+            acc += double(bf16_to_float(x[size_t(((p[0] * H + uh / 2) * W + uw / 2) * C + ci)])) *
+                   bf16_to_float(float_to_bf16(w[size_t(((co * C + ci) * 3 + kh) * 3 + kw)]));
+        }
+      const double g = bf16_to_float(y[size_t(out_off + co)]);
+      ++checked;
+      if (!(std::fabs(g - acc) <= 2e-2 + 2e-2 * std::fabs(acc))) {
+        if (bad < 5)
+          ADD_FAILURE() << "pixel (frame " << p[0] << ", h " << p[1] << ", w " << p[2] << ") c " << co
+                        << ": got " << g << ", want " << acc;
+        ++bad;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << "of " << checked << " sampled outputs";
+  EXPECT_GT(past_2_31, 100) << "the sample must write output past 2^31 elements";
+  std::printf("[ vaeconv  ] %s: %zu outputs all written, %lld sampled outputs checked\n",
+              d.to_string().c_str(), y_n, static_cast<long long>(checked));
 }
 
 // T = 1 and 96 channels: the 1024^2 decoder layer's kernel (the halo kernel on sm_90a), with

@@ -73,7 +73,8 @@ using SweepShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_B
 #define VAECONV_WIDE_WGMMA 1
 #endif
 #if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8) && !defined(VAECONV_SWEEP_TR) && \
-    !defined(VAECONV_SWEEP_EL) && !defined(VAECONV_SWEEP_HALO) && !defined(VAECONV_SWEEP_HALO_FP8)
+    !defined(VAECONV_SWEEP_EL) && !defined(VAECONV_SWEEP_EL8) && !defined(VAECONV_SWEEP_HALO) && \
+    !defined(VAECONV_SWEEP_HALO_FP8)
 using WideShape = SweepShape;
 #elif defined(VAECONV_WIDE_WGMMA)
 // Session-4 sweep (docs/perf-notes.md): two warpgroups of 64 x 96, BK = 64 (128-byte rows: half
@@ -107,8 +108,13 @@ using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
 using WideShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;  // the fastest FP8 tile that does not spill
 #endif
 // The FP8 element-wise gather keeps the mma.sync tile: under the wgmma tile's register cap
-// (2 blocks of 256 threads) its 16-element chunks spill about 100 bytes.
+// (2 blocks of 256 threads) its 16-element chunks spill about 100 bytes. VAECONV_SWEEP_EL8
+// (bench/sweep.sh flag "el8") sweeps it.
+#if defined(VAECONV_SWEEP_EL8)
+using WideElementwiseShapeFp8 = SweepShape;
+#else
 using WideElementwiseShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;
+#endif
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 3>;
 using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 // Tap-reduce: memory-bound, so as many resident blocks as fit without spilling (ptxas: bf16 161
