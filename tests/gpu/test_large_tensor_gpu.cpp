@@ -32,20 +32,30 @@ uint16_t hashed_bf16(uint64_t i) {
   return float_to_bf16(v);
 }
 
-// Runs d on the uploaded input (host copy x, device copy xd) and checks it as described above.
-void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void* xd) {
+// Deterministic weights (scaled to keep sums of hundreds of products small) and bias.
+std::vector<float> hashed_weights(size_t n) {
+  std::vector<float> w(n);
+  for (size_t i = 0; i < n; ++i) w[i] = bf16_to_float(hashed_bf16(i + 7)) * 0.05f;
+  return w;
+}
+std::vector<float> hashed_bias(size_t n) {
+  std::vector<float> b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = 0.25f * bf16_to_float(hashed_bf16(i + 99));
+  return b;
+}
+
+// Packs w, runs d on the device input xd into a NaN-poisoned output, downloads it to *y and
+// checks that every element was written.
+void run_on_device(const ConvDesc& d, const std::vector<float>& w, const std::vector<float>& bias,
+                   const void* xd, std::vector<uint16_t>* y) {
   const size_t y_n = size_t(d.out_elements());
-  std::vector<float> w(size_t(d.cout * d.cin * 27)), bias(size_t(d.cout));
-  for (size_t i = 0; i < w.size(); ++i) w[i] = bf16_to_float(hashed_bf16(i + 7)) * 0.05f;
-  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.25f * bf16_to_float(hashed_bf16(i + 99));
   PackedWeightsHost packed;
   ASSERT_TRUE(pack_weights_bf16(d, w.data(), &packed).ok());
-
   void *yd = nullptr, *wd = nullptr, *bd = nullptr;
   VAECONV_HIP_CHECK(hipMalloc(&yd, y_n * 2));
-  VAECONV_HIP_CHECK(hipMalloc(&wd, packed.bf16.size() * 2));
+  VAECONV_HIP_CHECK(hipMalloc(&wd, packed.byte_size()));
   VAECONV_HIP_CHECK(hipMalloc(&bd, bias.size() * 4));
-  VAECONV_HIP_CHECK(hipMemcpy(wd, packed.bf16.data(), packed.bf16.size() * 2, hipMemcpyHostToDevice));
+  VAECONV_HIP_CHECK(hipMemcpy(wd, packed.bytes(), packed.byte_size(), hipMemcpyHostToDevice));
   VAECONV_HIP_CHECK(hipMemcpy(bd, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
   VAECONV_HIP_CHECK(hipMemset(yd, 0xFF, y_n * 2));  // 0xFFFF: a bf16 NaN
 
@@ -57,15 +67,38 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
   const Status s = precompiled::conv_forward(d, a, nullptr);
   ASSERT_TRUE(s.ok()) << s.to_string();
   VAECONV_HIP_CHECK(hipDeviceSynchronize());
-  std::vector<uint16_t> y(y_n);
-  VAECONV_HIP_CHECK(hipMemcpy(y.data(), yd, y_n * 2, hipMemcpyDeviceToHost));
+  y->resize(y_n);
+  VAECONV_HIP_CHECK(hipMemcpy(y->data(), yd, y_n * 2, hipMemcpyDeviceToHost));
   (void)hipFree(yd);
   (void)hipFree(wd);
   (void)hipFree(bd);
 
   size_t unwritten = 0;
-  for (size_t i = 0; i < y_n; ++i) unwritten += (y[i] & 0x7F80) == 0x7F80 && (y[i] & 0x7F);
+  for (size_t i = 0; i < y_n; ++i) unwritten += ((*y)[i] & 0x7F80) == 0x7F80 && ((*y)[i] & 0x7F);
   EXPECT_EQ(unwritten, 0u) << "output elements left NaN (unwritten)";
+}
+
+// One sampled output against its double-precision reference (rtol = atol = 2e-2); the first
+// five misses are reported.
+void check_sample(double got, double want, const std::array<int64_t, 3>& pix, int64_t co,
+                  int64_t* checked, int64_t* bad) {
+  ++*checked;
+  if (std::fabs(got - want) <= 2e-2 + 2e-2 * std::fabs(want)) return;  // NaN fails
+  if (*bad < 5)
+    ADD_FAILURE() << "pixel (frame " << pix[0] << ", h " << pix[1] << ", w " << pix[2] << ") c "
+                  << co << ": got " << got << ", want " << want;
+  ++*bad;
+}
+
+// Runs the causal conv d on the uploaded input (host copy x, device copy xd) and checks it as
+// described above.
+void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void* xd) {
+  const size_t y_n = size_t(d.out_elements());
+  const std::vector<float> w = hashed_weights(size_t(d.cout * d.cin * 27));
+  const std::vector<float> bias = hashed_bias(size_t(d.cout));
+  std::vector<uint16_t> y;
+  run_on_device(d, w, bias, xd, &y);
+  if (::testing::Test::HasFatalFailure()) return;
 
   // Sampled pixels: corners and edges of the last two frames, plus random far pixels. A frame
   // f = n * T + t is time slice t of batch item n; the causal taps stay inside item n.
@@ -94,14 +127,7 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
               acc += double(bf16_to_float(x[size_t((((f0 + it) * H + ih) * W + iw) * C + ci)])) *
                      bf16_to_float(float_to_bf16(w[size_t((((co * C + ci) * 3 + kt) * 3 + kh) * 3 + kw)]));
           }
-      const double g = bf16_to_float(y[size_t(out_off + co)]);
-      ++checked;
-      if (!(std::fabs(g - acc) <= 2e-2 + 2e-2 * std::fabs(acc))) {
-        if (bad < 5)
-          ADD_FAILURE() << "pixel (frame " << p[0] << ", h " << p[1] << ", w " << p[2] << ") c " << co
-                        << ": got " << g << ", want " << acc;
-        ++bad;
-      }
+      check_sample(bf16_to_float(y[size_t(out_off + co)]), acc, p, co, &checked, &bad);
     }
   }
   EXPECT_EQ(bad, 0) << "of " << checked << " sampled outputs";
@@ -154,36 +180,12 @@ TEST(LargeTensor, UpsampleVideoOutputPast2To31Elements) {
   upload_input(d, x, &xd);
   if (HasFatalFailure()) return;
   const size_t y_n = size_t(d.out_elements());
-  std::vector<float> w(size_t(d.cout * d.cin * 9)), bias(size_t(d.cout));
-  for (size_t i = 0; i < w.size(); ++i) w[i] = bf16_to_float(hashed_bf16(i + 7)) * 0.05f;
-  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.25f * bf16_to_float(hashed_bf16(i + 99));
-  PackedWeightsHost packed;
-  ASSERT_TRUE(pack_weights_bf16(d, w.data(), &packed).ok());
-  void *yd = nullptr, *wd = nullptr, *bd = nullptr;
-  VAECONV_HIP_CHECK(hipMalloc(&yd, y_n * 2));
-  VAECONV_HIP_CHECK(hipMalloc(&wd, packed.byte_size()));
-  VAECONV_HIP_CHECK(hipMalloc(&bd, bias.size() * 4));
-  VAECONV_HIP_CHECK(hipMemcpy(wd, packed.bytes(), packed.byte_size(), hipMemcpyHostToDevice));
-  VAECONV_HIP_CHECK(hipMemcpy(bd, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
-  VAECONV_HIP_CHECK(hipMemset(yd, 0xFF, y_n * 2));  // 0xFFFF: a bf16 NaN
-  ConvArgs a;
-  a.x = xd;
-  a.weights = {wd, packed.info};
-  a.bias = static_cast<const float*>(bd);
-  a.y = yd;
-  const Status s = precompiled::conv_forward(d, a, nullptr);
-  ASSERT_TRUE(s.ok()) << s.to_string();
-  VAECONV_HIP_CHECK(hipDeviceSynchronize());
-  std::vector<uint16_t> y(y_n);
-  VAECONV_HIP_CHECK(hipMemcpy(y.data(), yd, y_n * 2, hipMemcpyDeviceToHost));
-  (void)hipFree(yd);
-  (void)hipFree(wd);
-  (void)hipFree(bd);
+  const std::vector<float> w = hashed_weights(size_t(d.cout * d.cin * 9));
+  const std::vector<float> bias = hashed_bias(size_t(d.cout));
+  std::vector<uint16_t> y;
+  run_on_device(d, w, bias, xd, &y);
   (void)hipFree(xd);
-
-  size_t unwritten = 0;
-  for (size_t i = 0; i < y_n; ++i) unwritten += (y[i] & 0x7F80) == 0x7F80 && (y[i] & 0x7F);
-  EXPECT_EQ(unwritten, 0u) << "output elements left NaN (unwritten)";
+  if (HasFatalFailure()) return;
 
   const int64_t H = d.h, W = d.w, HO = d.out_h(), WO = d.out_w(), C = d.cin, F = d.t;
   std::vector<std::array<int64_t, 3>> pix;  // (frame, oh, ow)
@@ -206,14 +208,7 @@ TEST(LargeTensor, UpsampleVideoOutputPast2To31Elements) {
             acc += double(bf16_to_float(x[size_t(((p[0] * H + uh / 2) * W + uw / 2) * C + ci)])) *
                    bf16_to_float(float_to_bf16(w[size_t(((co * C + ci) * 3 + kh) * 3 + kw)]));
         }
-      const double g = bf16_to_float(y[size_t(out_off + co)]);
-      ++checked;
-      if (!(std::fabs(g - acc) <= 2e-2 + 2e-2 * std::fabs(acc))) {
-        if (bad < 5)
-          ADD_FAILURE() << "pixel (frame " << p[0] << ", h " << p[1] << ", w " << p[2] << ") c " << co
-                        << ": got " << g << ", want " << acc;
-        ++bad;
-      }
+      check_sample(bf16_to_float(y[size_t(out_off + co)]), acc, p, co, &checked, &bad);
     }
   }
   EXPECT_EQ(bad, 0) << "of " << checked << " sampled outputs";
