@@ -274,6 +274,10 @@ std::vector<Fp8Extra> fp8_extra_cases() {
       {"down_n2_odd", ConvDesc::downsample(2, 1, 77, 131, 96, 96), res},
       {"up_odd", ConvDesc::upsample2x(1, 1, 39, 65, 96, 48), plain},
       {"up_1x1_fp8_out", ConvDesc::upsample2x(1, 1, 1, 1, 64, 32), out8},
+      // The upsample in phases with 1-byte outputs (doubled strides, shifted bases), a residual,
+      // two images of two frames; and the element-wise gather (Cin not a multiple of 16).
+      {"up_video_n2_res_fp8_out", ConvDesc::upsample2x(2, 2, 13, 17, 96, 96), out8},
+      {"up_cin24_elementwise_res", ConvDesc::upsample2x(1, 1, 9, 11, 24, 96), res},
       // T = 1 causal convs with Cin a multiple of 32 up to 96: the e4m3 halo kernel's layers
       // where it is built (NVIDIA sm_90a, tile_table.hpp), the implicit GEMM elsewhere: partial
       // patches on both edges, two images, several Cout tiles.

@@ -234,16 +234,17 @@ inline TileId choose_tile(int64_t cout) {
 }
 
 // The halo kernel takes the causal T = 1 convs of the wide tile whose Cin is a multiple of the
-// atom's K step (bf16 16, e4m3 32) and at most kHaloDispatchMaxCin (<= the halo's kMaxCin),
-// where it is built (kHaloKernel, kHaloKernelFp8: NVIDIA sm_90a).
+// atom's K step (bf16 16, e4m3 32) and at most the dispatch cap of its type — bf16
+// kHaloDispatchMaxCin (<= the halo's kMaxCin), e4m3 its halo's kMaxCin (96; a bf16 halo sweep's
+// hcN does not move it) — where it is built (kHaloKernel, kHaloKernelFp8: NVIDIA sm_90a).
 static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin, "the halo holds every dispatched Cin");
-static_assert(!kHaloKernelFp8 || kHaloDispatchMaxCin <= HaloFp8::kMaxCin,
-              "the e4m3 halo holds every dispatched Cin");
+constexpr int kHaloDispatchMaxCinFp8 = HaloFp8::kMaxCin;
 inline bool use_halo_kernel(const ConvDesc& d) {
   const int64_t k_step = 32 / int64_t(size_of(d.in_dtype));  // the wgmma K step: 32 bytes
-  return (d.in_dtype == DType::kFP8E4M3 ? kHaloKernelFp8 : kHaloKernel) &&
-         d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cin % k_step == 0 &&
-         d.cin <= kHaloDispatchMaxCin && choose_tile(d.cout) == TileId::kWide;
+  const bool fp8 = d.in_dtype == DType::kFP8E4M3;
+  return (fp8 ? kHaloKernelFp8 : kHaloKernel) && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
+         d.cin % k_step == 0 && d.cin <= (fp8 ? kHaloDispatchMaxCinFp8 : kHaloDispatchMaxCin) &&
+         choose_tile(d.cout) == TileId::kWide;
 }
 
 // The tap-reduce kernel takes causal convs with Cout <= 3 whose Cin fills whole 16-byte chunks;
