@@ -12,7 +12,9 @@ bin=${VAECONV_BENCH:-build/cuda/bench/vaeconv_bench}
 shapes=("${@:-enc_e0_res__dec_d3_res}")
 mkdir -p "$out"
 if [[ "${VAECONV_PROFILE_FP8:-0}" == 1 ]]; then
-  kernel=(--kernel-name-base demangled -k regex:'(conv|tap_reduce)_kernel.*AtomFp8'); dtype=(); tag=fp8-
+  # The e4m3 kernels' atoms: mma.sync AtomFp8*, wgmma WgmmaAtom<N, true> (the wide and halo tiles).
+  kernel=(--kernel-name-base demangled
+          -k regex:'(conv|tap_reduce)_kernel.*(AtomFp8|WgmmaAtom<[0-9]+, true>)'); dtype=(); tag=fp8-
 else
   kernel=(-k regex:'(conv|tap_reduce)_kernel'); dtype=(--no-fp8); tag=
 fi
