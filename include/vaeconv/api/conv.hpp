@@ -143,7 +143,7 @@ template <DType kType>
 inline Status launch_type(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using T = kernel::Tiles<kType>;
   if (kernel::use_tap_reduce(d)) return launch_tap_reduce<typename T::TapReduce>(d, a, stream);
-  if constexpr (kType == DType::kBF16 ? kernel::kHaloKernel : kernel::kHaloKernelFp8) {
+  if constexpr (kernel::kHaloKernel) {
     if (kernel::use_halo_kernel(d)) return launch_halo<typename T::Halo>(d, a, stream);
   }
   switch (kernel::choose_tile(d.cout)) {

@@ -129,6 +129,14 @@ inline void packed_phase_row(const PackedWeightsInfo& info, const float* w, int 
       }
 }
 
+// Packed row r's values before rounding: row r = phase * Cout + co (phases: one, or an upsample
+// conv's four), a direct-form row or a phase's combined row.
+inline void source_row(const ConvDesc& d, const PackedWeightsInfo& info, const float* w, int64_t r,
+                       float* row) {
+  if (info.phases == 1) packed_row(d, info, w, r, row);
+  else packed_phase_row(info, w, int(r / info.cout), r % info.cout, row);
+}
+
 inline Status begin_packing(const ConvDesc& d, const float* w, PackedWeightsHost* out, DType want,
                             const char* who, bool phases) {
   if (w == nullptr || out == nullptr)
@@ -145,15 +153,13 @@ inline Status pack_weights_bf16_as(const ConvDesc& d, const float* w, bool phase
                                    PackedWeightsHost* out) {
   VAECONV_RETURN_IF_ERROR(begin_packing(d, w, out, DType::kBF16, "pack_weights_bf16", phases));
   const PackedWeightsInfo& info = out->info;
-  out->bf16.assign(size_t(info.phases * info.cout * info.k_pad), uint16_t(0));
+  out->bf16.assign(size_t(info.rows() * info.k_pad), uint16_t(0));
   std::vector<float> row(size_t(info.k));
-  for (int ph = 0; ph < info.phases; ++ph)
-    for (int64_t co = 0; co < info.cout; ++co) {
-      if (info.phases == 1) packed_row(d, info, w, co, row.data());
-      else packed_phase_row(info, w, ph, co, row.data());
-      for (int64_t k = 0; k < info.k; ++k)
-        out->bf16[size_t((ph * info.cout + co) * info.k_pad + k)] = float_to_bf16(row[size_t(k)]);
-    }
+  for (int64_t r = 0; r < info.rows(); ++r) {
+    source_row(d, info, w, r, row.data());
+    for (int64_t k = 0; k < info.k; ++k)
+      out->bf16[size_t(r * info.k_pad + k)] = float_to_bf16(row[size_t(k)]);
+  }
   return Status::Ok();
 }
 }  // namespace detail
@@ -174,19 +180,16 @@ inline Status pack_weights_fp8_as(const ConvDesc& d, const float* w, bool phases
   out->fp8.assign(size_t(info.rows() * info.k_pad), uint8_t(0));
   out->scales.assign(size_t(info.rows()), 1.f);
   std::vector<float> row(size_t(info.k));
-  for (int ph = 0; ph < info.phases; ++ph)
-    for (int64_t co = 0; co < info.cout; ++co) {
-      if (info.phases == 1) packed_row(d, info, w, co, row.data());
-      else packed_phase_row(info, w, ph, co, row.data());
-      float amax = 0.f;
-      for (float v : row)
-        if (std::fabs(v) > amax) amax = std::fabs(v);  // NaN compares false
-      const float scale = fp8_scale_for_amax(amax);
-      const int64_t r = ph * info.cout + co;
-      out->scales[size_t(r)] = scale;
-      for (int64_t k = 0; k < info.k; ++k)
-        out->fp8[size_t(r * info.k_pad + k)] = quantize_e4m3fn(row[size_t(k)], scale);
-    }
+  for (int64_t r = 0; r < info.rows(); ++r) {
+    source_row(d, info, w, r, row.data());
+    float amax = 0.f;
+    for (float v : row)
+      if (std::fabs(v) > amax) amax = std::fabs(v);  // NaN compares false
+    const float scale = fp8_scale_for_amax(amax);
+    out->scales[size_t(r)] = scale;
+    for (int64_t k = 0; k < info.k; ++k)
+      out->fp8[size_t(r * info.k_pad + k)] = quantize_e4m3fn(row[size_t(k)], scale);
+  }
   return Status::Ok();
 }
 }  // namespace detail

@@ -155,6 +155,7 @@ constexpr int kHaloDispatchMaxCin = HaloBf16::kMaxCin;  // a halo sweep times ev
 #else
 constexpr int kHaloDispatchMaxCin = 96;
 #endif
+// Built for both operand types where the wide tile is the wgmma atom (NVIDIA sm_90a).
 #if defined(VAECONV_WIDE_WGMMA)
 constexpr bool kHaloKernel = true;
 #if defined(VAECONV_SWEEP_HALO)
@@ -180,15 +181,10 @@ using HaloFp8 = HaloTile<VAECONV_SWEEP_BM / 8, 8, 96, 1>;
 #else
 using HaloFp8 = HaloTile<16, 8, 96, 1>;
 #endif
-#if defined(VAECONV_WIDE_WGMMA)
-constexpr bool kHaloKernelFp8 = true;
 #if defined(VAECONV_SWEEP_HALO_FP8)
 using HaloShapeFp8 = SweepShape;
 #else
 using HaloShapeFp8 = TileShape<128, 96, 128, 2, 1, 4, 2>;
-#endif
-#else
-constexpr bool kHaloKernelFp8 = false;
 #endif
 
 #if defined(VAECONV_GPU_COMPILER)
@@ -236,13 +232,13 @@ inline TileId choose_tile(int64_t cout) {
 // The halo kernel takes the causal T = 1 convs of the wide tile whose Cin is a multiple of the
 // atom's K step (bf16 16, e4m3 32) and at most the dispatch cap of its type — bf16
 // kHaloDispatchMaxCin (<= the halo's kMaxCin), e4m3 its halo's kMaxCin (96; a bf16 halo sweep's
-// hcN does not move it) — where it is built (kHaloKernel, kHaloKernelFp8: NVIDIA sm_90a).
+// hcN does not move it) — where it is built (kHaloKernel: NVIDIA sm_90a).
 static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin, "the halo holds every dispatched Cin");
 constexpr int kHaloDispatchMaxCinFp8 = HaloFp8::kMaxCin;
 inline bool use_halo_kernel(const ConvDesc& d) {
   const int64_t k_step = 32 / int64_t(size_of(d.in_dtype));  // the wgmma K step: 32 bytes
   const bool fp8 = d.in_dtype == DType::kFP8E4M3;
-  return (fp8 ? kHaloKernelFp8 : kHaloKernel) && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
+  return kHaloKernel && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
          d.cin % k_step == 0 && d.cin <= (fp8 ? kHaloDispatchMaxCinFp8 : kHaloDispatchMaxCin) &&
          choose_tile(d.cout) == TileId::kWide;
 }
