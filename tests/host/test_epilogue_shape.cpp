@@ -125,18 +125,25 @@ std::string replay_packed() {
   std::vector<int> stage(static_cast<size_t>(stage_elems), -1);
   for (int warp = 0; warp < P::kWarps; ++warp) {
     const int wm0 = (warp % P::kWarpsM) * P::WTM, wn0 = (warp / P::kWarpsM) * P::WTN;
-    for (int i = 0; i < P::kAtomsM; ++i)
-      for (int j = 0; j < P::kAtomsN; ++j)
+    // The kernel's loop order: atom column j, leader register r0 (whose column's scale and bias
+    // it reads), atom row i, the registers r0 leads. What is staged records the column whose
+    // factors were applied (the leader's), so a wrong leader shows as a wrong staged element.
+    for (int j = 0; j < P::kAtomsN; ++j)
+      for (int r0 = 0; r0 < L::kCElems; r0 += kPairs ? 2 : 1) {
+        if (kernel::c_col_leader<L>(r0) != r0) continue;
+        for (int i = 0; i < P::kAtomsM; ++i)
         for (int r = 0; r < L::kCElems; r += kPairs ? 2 : 1) {
+          if (kernel::c_col_leader<L>(r) != r0) continue;
           std::vector<int> bank_used(32, -1);
           for (int lane = 0; lane < P::kWaveSize; ++lane) {
             const int row = wm0 + i * P::AtomT::kM + L::c_row(lane, r);
             const int col = wn0 + j * P::AtomT::kN + L::c_col(lane, r);
+            const int factors_col = wn0 + j * P::AtomT::kN + L::c_col(lane, r0);
             const int at = S::packed_index(row, col);
             if (at < 0 || at + (kPairs ? 1 : 0) >= stage_elems) return "staging index out of range";
             for (int e = 0; e < (kPairs ? 2 : 1); ++e) {
               if (stage[static_cast<size_t>(at + e)] != -1) return "two accumulators, one slot";
-              stage[static_cast<size_t>(at + e)] = row * P::BN + col + e;
+              stage[static_cast<size_t>(at + e)] = row * P::BN + factors_col + e;
             }
             if (kPairs) {
               if (at % 2 != 0) return "a pair store that is not 4-byte aligned";
@@ -149,6 +156,7 @@ std::string replay_packed() {
             }
           }
         }
+      }
   }
   std::vector<int> stored(static_cast<size_t>(P::BM * P::BN), 0);
   for (int idx = 0; idx < P::BM * S::kPackedChunksPerRow; ++idx) {
@@ -165,6 +173,45 @@ std::string replay_packed() {
   for (int v : stored)
     if (v != 1) return "an element stored " + std::to_string(v) + " times";
   return "";
+}
+
+// The packed epilogue reads a column's scale and bias once, at the column's leader register, and
+// applies them to the registers it leads: a leader comes first, and every register it leads holds
+// the leader's column in every lane. The counts are the reads per atom and lane.
+template <class L>
+std::string check_leaders(int expected_leaders) {
+  const int step = kernel::c_pairs_along_n<L>() ? 2 : 1;
+  int leaders = 0;
+  for (int r = 0; r < L::kCElems; r += step) {
+    const int r0 = kernel::c_col_leader<L>(r);
+    if (r0 > r || r0 % step != 0) return "register " + std::to_string(r) + ": bad leader";
+    if (r0 == r) ++leaders;
+    for (int l = 0; l < L::kLanes; ++l)
+      for (int e = 0; e < step; ++e)
+        if (L::c_col(l, r0 + e) != L::c_col(l, r + e))
+          return "lane " + std::to_string(l) + " register " + std::to_string(r + e) +
+                 " is not in its leader's column";
+  }
+  if (leaders != expected_leaders)
+    return std::to_string(leaders) + " leaders, expected " + std::to_string(expected_leaders);
+  return "";
+}
+
+TEST(EpilogueShape, ColumnLeadersHoldTheirColumnsInEveryLane) {
+  using namespace vaeconv::layout;
+  EXPECT_EQ(check_leaders<Mfma32x32x16Bf16>(1), "");  // a lane holds one column
+  EXPECT_EQ(check_leaders<Mfma16x16x32Bf16>(1), "");
+  EXPECT_EQ(check_leaders<Mfma32x32x64Fp8>(1), "");
+  EXPECT_EQ(check_leaders<MmaM16N16K16Bf16>(2), "");  // two n8 halves, rows g and g + 8
+  EXPECT_EQ(check_leaders<MmaM16N16K32Fp8>(2), "");
+  EXPECT_EQ((check_leaders<WgmmaM64<96, 2>>(12)), "");  // one pair per 8 columns
+  EXPECT_EQ((check_leaders<WgmmaM64<96, 1>>(12)), "");
+  // A register whose column differs from register 0's in one lane only gets its own leader.
+  struct Skewed : Mfma16x16x32Bf16 {
+    VAECONV_HD static constexpr int c_col(int l, int r) { return (l + (r == 3)) % 16; }
+  };
+  EXPECT_EQ(kernel::c_col_leader<Skewed>(3), 3);
+  EXPECT_EQ(check_leaders<Skewed>(2), "");
 }
 
 // Every shipped tile takes the packed staging (kPackedFits), and its index rules hold; a tile

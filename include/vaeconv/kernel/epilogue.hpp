@@ -25,6 +25,7 @@
 #include "vaeconv/core/numerics_bf16.hpp"
 #include "vaeconv/conv/fp8_scale.hpp"
 #include "vaeconv/core/numerics_fp8.hpp"
+#include "vaeconv/core/unroll.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue_shape.hpp"
@@ -115,6 +116,25 @@ struct Epilogue {
     return v;
   }
 
+  // scaled() in two parts, for the packed staging: a column's factors read once (column), then
+  // applied to each of its accumulators (apply) with the same operations in the same order.
+  struct Column {
+    float mul, add;
+  };
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static Column column(const ConvParams& p, float acc_scale,
+                                                           int n) {
+    Column c{1.f, 0.f};
+    if (p.x_scale) c.mul = acc_scale * p.w_scale[n];
+    if (p.bias) c.add = p.bias[n];
+    return c;
+  }
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static float apply(const ConvParams& p, const Column& c,
+                                                         float v) {
+    if (p.x_scale) v *= c.mul;
+    if (p.bias) v += c.add;
+    return v;
+  }
+
   template <class Rows, class FragC>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run_packed(
       const ConvParams& p, const BlockCoord& b, const Rows& rows,
@@ -122,28 +142,44 @@ struct Epilogue {
       int wm0, int wn0, int lane, uint16_t* stage) {
     const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
     // 1. Every accumulator, scaled, biased and rounded once, to its place in the bf16 tile.
-    //    Columns past Cout (a partial Cout tile) are staged too but never stored.
+    //    Columns past Cout (a partial Cout tile) are staged too (as 0) but never stored.
+    //    A lane's registers repeat few columns (c_col_leader): each column's scale and bias are
+    //    read once, at its leader register, with no branch around the loads (a column past Cout
+    //    reads a valid one and discards it), so they issue together rather than one dependent
+    //    load per accumulator.
+    constexpr int kStep = kPairs ? 2 : 1;
 VAECONV_UNROLL
-    for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-      for (int j = 0; j < Policy::kAtomsN; ++j) {
-        const int atom_col = wn0 + j * Atom::kN;
-VAECONV_UNROLL
-        for (int r = 0; r < Layout::kCElems; r += kPairs ? 2 : 1) {
-          const int row = wm0 + i * Atom::kM + Layout::c_row(lane, r);
-          const int col = atom_col + Layout::c_col(lane, r);
+    for (int j = 0; j < Policy::kAtomsN; ++j) {
+      const int atom_col = wn0 + j * Atom::kN;
+      for_each_constant<Layout::kCElems>([&](auto leader) VAECONV_FORCE_INLINE_LAMBDA {
+        constexpr int r0 = decltype(leader)::value;
+        if constexpr (r0 % kStep == 0 && c_col_leader<Layout>(r0) == r0) {
+          const int col = atom_col + Layout::c_col(lane, r0);
           const int n = b.n0 + col;
           const bool in = n < p.cout;  // Cout % 8 == 0: then n + 1 < Cout as well
-          const float v0 = in ? scaled(p, acc_scale, n, acc[i][j].v[r]) : 0.f;
-          if constexpr (kPairs) {
-            const float v1 = in ? scaled(p, acc_scale, n + 1, acc[i][j].v[r + 1]) : 0.f;
-            *reinterpret_cast<uint32_t*>(stage + Shape::packed_index(row, col)) =
-                Arch::pack_bf16x2(v0, v1);
-          } else {
-            stage[Shape::packed_index(row, col)] = float_to_bf16(v0);
-          }
+          const int n_read = in ? n : p.cout - kStep;
+          Column c[kStep];
+VAECONV_UNROLL
+          for (int e = 0; e < kStep; ++e) c[e] = column(p, acc_scale, n_read + e);
+VAECONV_UNROLL
+          for (int i = 0; i < Policy::kAtomsM; ++i)
+            for_each_constant<Layout::kCElems>([&](auto reg) VAECONV_FORCE_INLINE_LAMBDA {
+              constexpr int r = decltype(reg)::value;
+              if constexpr (r % kStep == 0 && c_col_leader<Layout>(r) == r0) {
+                const int row = wm0 + i * Atom::kM + Layout::c_row(lane, r);
+                const float v0 = in ? apply(p, c[0], acc[i][j].v[r]) : 0.f;
+                if constexpr (kPairs) {
+                  const float v1 = in ? apply(p, c[kStep - 1], acc[i][j].v[r + 1]) : 0.f;
+                  *reinterpret_cast<uint32_t*>(stage + Shape::packed_index(row, col)) =
+                      Arch::pack_bf16x2(v0, v1);
+                } else {
+                  stage[Shape::packed_index(row, col)] = float_to_bf16(v0);
+                }
+              }
+            });
         }
-      }
+      });
+    }
     __syncthreads();
     // 2. Each thread copies 8-channel chunks of staged rows to the output: one 16-byte LDS read,
     //    one 16-byte store.

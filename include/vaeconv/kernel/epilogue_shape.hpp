@@ -92,4 +92,20 @@ VAECONV_HD constexpr bool c_pairs_along_n() {
   return true;
 }
 
+// The column leader of accumulator register r: the first register r0 <= r that holds the same
+// output column as r in every lane (an MFMA lane holds one column in all its registers, so every
+// register's leader is 0; an NVIDIA lane holds column pairs that repeat 8 rows down, so r and
+// r + 2 share a leader). The packed epilogue reads a column's scale and bias once, at its leader,
+// and applies them to every register it leads.
+template <class Layout>
+VAECONV_HD constexpr int c_col_leader(int r) {
+  for (int r0 = 0; r0 < r; ++r0) {
+    bool same = true;
+    for (int l = 0; l < Layout::kLanes; ++l)
+      if (Layout::c_col(l, r0) != Layout::c_col(l, r)) same = false;
+    if (same) return r0;
+  }
+  return r;
+}
+
 }  // namespace vaeconv::kernel
