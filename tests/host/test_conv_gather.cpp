@@ -237,5 +237,34 @@ TEST(TapCursor, OfAgreesWithStepping) {
   }
 }
 
+// Steps of many elements at once (the element-wise gather advances BK = 32 or 64 over Cin = 3: a
+// carry across ten or more taps, which carry() takes with one division): the cursor still agrees
+// with of() after every step, for the whole grid and for each upsample phase's 2 x 2 window.
+template <int kWindow>
+void check_long_steps(int kh0, int kw0) {
+  using Cursor = kernel::TapWindowCursor<kWindow>;
+  for (int cin : {1, 3, 5, 16})
+    for (int step : {1, 2, 7, 32, 64, 100}) {
+      Cursor cur = Cursor::of(0, cin, kh0, kw0);
+      for (int k = step; k < 3 * kWindow * kWindow * cin + step; k += step) {
+        cur.c += step;
+        cur.carry(cin);
+        const Cursor at = Cursor::of(k, cin, kh0, kw0);
+        ASSERT_EQ(cur.c, at.c) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;
+        ASSERT_EQ(cur.kw, at.kw) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;
+        ASSERT_EQ(cur.kh, at.kh) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;
+        ASSERT_EQ(cur.kt, at.kt) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;
+      }
+    }
+}
+
+TEST(TapCursor, LongStepsAgreeWithOf) {
+  check_long_steps<3>(0, 0);
+  check_long_steps<2>(0, 0);
+  check_long_steps<2>(0, 1);
+  check_long_steps<2>(1, 0);
+  check_long_steps<2>(1, 1);
+}
+
 }  // namespace
 }  // namespace vaeconv

@@ -107,32 +107,25 @@ struct Epilogue {
     return off;
   }
 
-  // v = acc * s[n] + bias[n] for output channel n (< Cout): the one fp32 expression of both
-  // stagings, so they round to the same bits.
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static float scaled(const ConvParams& p, float acc_scale,
-                                                          int n, float v) {
-    if (p.x_scale) v *= acc_scale * p.w_scale[n];
-    if (p.bias) v += p.bias[n];
-    return v;
-  }
-
-  // scaled() in two parts, for the packed staging: a column's factors read once (column), then
-  // applied to each of its accumulators (apply) with the same operations in the same order.
+  // v = acc * s[n] + bias[n] for output channel n (< Cout), in two parts: a column's factors,
+  // read once (column), then applied to each of its accumulators (apply). A missing scale is 1
+  // and a missing bias -0 (v + -0 == v for every v, -0 included), so apply() is one expression
+  // with no branch: the uniform "is there a scale / a bias" tests stay out of the per-element
+  // code, where nvcc had turned them into per-register predicates. Both stagings compute it
+  // through scaled(), so they round to the same bits.
   struct Column {
     float mul, add;
   };
   VAECONV_DEVICE VAECONV_FORCE_INLINE static Column column(const ConvParams& p, float acc_scale,
                                                            int n) {
-    Column c{1.f, 0.f};
-    if (p.x_scale) c.mul = acc_scale * p.w_scale[n];
-    if (p.bias) c.add = p.bias[n];
-    return c;
+    return Column{p.x_scale ? acc_scale * p.w_scale[n] : 1.f, p.bias ? p.bias[n] : -0.f};
   }
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static float apply(const ConvParams& p, const Column& c,
-                                                         float v) {
-    if (p.x_scale) v *= c.mul;
-    if (p.bias) v += c.add;
-    return v;
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static float apply(const Column& c, float v) {
+    return v * c.mul + c.add;
+  }
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static float scaled(const ConvParams& p, float acc_scale,
+                                                          int n, float v) {
+    return apply(column(p, acc_scale, n), v);
   }
 
   template <class Rows, class FragC>
@@ -142,11 +135,10 @@ struct Epilogue {
       int wm0, int wn0, int lane, uint16_t* stage) {
     const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
     // 1. Every accumulator, scaled, biased and rounded once, to its place in the bf16 tile.
-    //    Columns past Cout (a partial Cout tile) are staged too (as 0) but never stored.
     //    A lane's registers repeat few columns (c_col_leader): each column's scale and bias are
-    //    read once, at its leader register, with no branch around the loads (a column past Cout
-    //    reads a valid one and discards it), so they issue together rather than one dependent
-    //    load per accumulator.
+    //    read once, at its leader register, so they issue together rather than one dependent
+    //    load per accumulator. Columns past Cout (a partial Cout tile) are staged too, with the
+    //    factors of column Cout - kStep (a valid read), and never stored: no select per element.
     constexpr int kStep = kPairs ? 2 : 1;
 VAECONV_UNROLL
     for (int j = 0; j < Policy::kAtomsN; ++j) {
@@ -155,9 +147,8 @@ VAECONV_UNROLL
         constexpr int r0 = decltype(leader)::value;
         if constexpr (r0 % kStep == 0 && c_col_leader<Layout>(r0) == r0) {
           const int col = atom_col + Layout::c_col(lane, r0);
-          const int n = b.n0 + col;
-          const bool in = n < p.cout;  // Cout % 8 == 0: then n + 1 < Cout as well
-          const int n_read = in ? n : p.cout - kStep;
+          const int n = b.n0 + col;  // Cout % 8 == 0: n < Cout, then n + 1 < Cout as well
+          const int n_read = n < p.cout ? n : p.cout - kStep;
           Column c[kStep];
 VAECONV_UNROLL
           for (int e = 0; e < kStep; ++e) c[e] = column(p, acc_scale, n_read + e);
@@ -167,9 +158,9 @@ VAECONV_UNROLL
               constexpr int r = decltype(reg)::value;
               if constexpr (r % kStep == 0 && c_col_leader<Layout>(r) == r0) {
                 const int row = wm0 + i * Atom::kM + Layout::c_row(lane, r);
-                const float v0 = in ? apply(p, c[0], acc[i][j].v[r]) : 0.f;
+                const float v0 = apply(c[0], acc[i][j].v[r]);
                 if constexpr (kPairs) {
-                  const float v1 = in ? apply(p, c[kStep - 1], acc[i][j].v[r + 1]) : 0.f;
+                  const float v1 = apply(c[kStep - 1], acc[i][j].v[r + 1]);
                   *reinterpret_cast<uint32_t*>(stage + Shape::packed_index(row, col)) =
                       Arch::pack_bf16x2(v0, v1);
                 } else {
