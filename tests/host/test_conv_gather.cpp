@@ -53,8 +53,10 @@ struct Visit {
 
 // Walks d as the kernel does — every block, every thread's ConvGather, every K tile — and calls
 // check(p, w, visit, gather) at each K tile before the gather advances; stops at the first fatal
-// failure.
-template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, class Check>
+// failure. kFarSteps: the element-wise kernel's gather (ConvKernel sets it without the vector
+// gather).
+template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, bool kFarSteps = false,
+          class Check>
 void walk_gathers(const ConvDesc& d, Check&& check) {
   using R = Roles<BM, BK, kThreads, kElemBytes>;
   PackedWeightsInfo w;  // the direct form's packing (these geometries: 3 x 3 taps)
@@ -70,7 +72,7 @@ void walk_gathers(const ConvDesc& d, Check&& check) {
       const int64_t base = kernel::input_view_offset(p, b);
       for (int tid = 0; tid < kThreads; ++tid) {
         const int chunk = tid % R::kChunks, row0 = tid / R::kChunks;
-        kernel::ConvGather<Geo, R::kRows, R::kRowStep, BK, kElemBytes> g;
+        kernel::ConvGather<Geo, R::kRows, R::kRowStep, BK, kElemBytes, kFarSteps> g;
         g.init(p, b, row0, chunk);
         for (int kt = 0; kt < k_tiles; ++kt) {
           check(p, w, Visit{bx, by, tid, row0, chunk, kt, b, base}, g);
@@ -165,7 +167,7 @@ void check_element_gather(ConvDesc d) {
   using R = Roles<BM, BK, kThreads, kElemBytes>;
   ASSERT_NE(d.cin % R::kChunkElems, 0) << "a case for the element-wise gather";
   int64_t valid_seen = 0, checked = 0;
-  walk_gathers<Geo, BM, 32, BK, kThreads, kElemBytes>(
+  walk_gathers<Geo, BM, 32, BK, kThreads, kElemBytes, /*kFarSteps=*/true>(
       d, [&](const ConvParams& p, const PackedWeightsInfo& w, const Visit& v, const auto& g) {
         kernel::ChunkTaps<Geo, R::kChunkElems> taps;
         taps.locate(p, g);
@@ -219,12 +221,14 @@ TEST(WeightGather, RowsAndTail) {
 }
 
 // The tap cursor both gathers walk K with: of(k) and stepping one element at a time with carry()
-// agree on every K index, for channel counts below, at and above a chunk.
+// or carry_any() agree on every K index, for channel counts below, at and above a chunk.
 TEST(TapCursor, OfAgreesWithStepping) {
   for (int cin : {3, 5, 8, 16, 96}) {
-    kernel::TapCursor step;
+    kernel::TapCursor step, one;  // one: the element-wise gather's carry_any()
     for (int k = 0; k < 27 * cin; ++k) {
       const kernel::TapCursor at = kernel::TapCursor::of(k, cin);
+      ASSERT_TRUE(one.c == at.c && one.kw == at.kw && one.kh == at.kh && one.kt == at.kt)
+          << "carry_any: cin " << cin << " k " << k;
       ASSERT_EQ(at.c, step.c) << "cin " << cin << " k " << k;
       ASSERT_EQ(at.kw, step.kw) << "cin " << cin << " k " << k;
       ASSERT_EQ(at.kh, step.kh) << "cin " << cin << " k " << k;
@@ -232,14 +236,16 @@ TEST(TapCursor, OfAgreesWithStepping) {
       ASSERT_EQ(((at.kt * 3 + at.kh) * 3 + at.kw) * cin + at.c, k);
       ++step.c;
       step.carry(cin);
+      ++one.c;
+      one.carry_any(cin);
     }
     EXPECT_EQ(step.kt, 3);  // 27 taps later: the first element past the causal kernel
   }
 }
 
 // Steps of many elements at once (the element-wise gather advances BK = 32 or 64 over Cin = 3: a
-// carry across ten or more taps, which carry() takes with one division): the cursor still agrees
-// with of() after every step, for the whole grid and for each upsample phase's 2 x 2 window.
+// carry across ten or more taps, which carry_any() takes with one division): the cursor still
+// agrees with of() after every step, for the whole grid and for each upsample phase's window.
 template <int kWindow>
 void check_long_steps(int kh0, int kw0) {
   using Cursor = kernel::TapWindowCursor<kWindow>;
@@ -248,7 +254,7 @@ void check_long_steps(int kh0, int kw0) {
       Cursor cur = Cursor::of(0, cin, kh0, kw0);
       for (int k = step; k < 3 * kWindow * kWindow * cin + step; k += step) {
         cur.c += step;
-        cur.carry(cin);
+        cur.carry_any(cin);
         const Cursor at = Cursor::of(k, cin, kh0, kw0);
         ASSERT_EQ(cur.c, at.c) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;
         ASSERT_EQ(cur.kw, at.kw) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;

@@ -106,37 +106,46 @@ struct TapWindowCursor {
     t.kt = tap / (kWindow * kWindow);
     return t;
   }
+  // Channel overflow (c >= cin) into the tap counters, one tap at a time.
   VAECONV_HD void carry(int cin) {
-    // A step over many taps (the element-wise gather's BK = 32 over Cin = 3: ten taps) moves
-    // all but the last at once, with one division, instead of ten rounds of the odometer.
+    while (c >= cin) {
+      c -= cin;
+      next_tap();
+    }
+  }
+  // carry() for an overflow of any size, as the element-wise gather has (its K tile of BK = 32
+  // over Cin = 3 crosses ten taps): all but the last tap move at once, with one division, instead
+  // of ten rounds of the odometer. The vector gather keeps carry(): its steps cross at most a few
+  // taps, and on AMD the division cost its kernels 2 VGPRs (docs/perf-notes.md, session 11).
+  VAECONV_HD void carry_any(int cin) {
     if (c >= 2 * cin) {
       const int q = c / cin - 1;
       c -= q * cin;
       skip_taps(q);
     }
-    while (c >= cin) {
-      c -= cin;
-      if constexpr (kWindow == 3) {
-        if (++kw == 3) {
-          kw = 0;
-          if (++kh == 3) {
-            kh = 0;
-            ++kt;
-          }
+    carry(cin);
+  }
+
+ private:
+  VAECONV_HD void next_tap() {
+    if constexpr (kWindow == 3) {
+      if (++kw == 3) {
+        kw = 0;
+        if (++kh == 3) {
+          kh = 0;
+          ++kt;
         }
-      } else {
-        if (++kw == kw0 + kWindow) {
-          kw = kw0;
-          if (++kh == kh0 + kWindow) {
-            kh = kh0;
-            ++kt;
-          }
+      }
+    } else {
+      if (++kw == kw0 + kWindow) {
+        kw = kw0;
+        if (++kh == kh0 + kWindow) {
+          kh = kh0;
+          ++kt;
         }
       }
     }
   }
-
- private:
   // Moves q taps on: the window's taps in odometer order (kw fastest, then kh, then kt).
   VAECONV_HD void skip_taps(int q) {
     int i = (kt * kWindow + (kh - kh0)) * kWindow + (kw - kw0) + q;
@@ -148,7 +157,8 @@ struct TapWindowCursor {
 };
 using TapCursor = TapWindowCursor<3>;
 
-template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes>
+// kFarSteps: the gather of the element-wise kernel, whose K tiles span many taps (carry_any).
+template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps = false>
 struct ConvGather {
   static constexpr int kChunkElems = 16 / kElemBytes;
   // Without upsampling the offset is linear in the tap: at(i) = row_base(i) + tap_delta(), so a
@@ -230,7 +240,8 @@ VAECONV_UNROLL
       for (int i = 0; i < kRows; ++i) off_[i] += uint32_t(BK * kElemBytes);
       return;
     }
-    tap.carry(p.cin);
+    if constexpr (kFarSteps) tap.carry_any(p.cin);
+    else tap.carry(p.cin);
     refresh(p);
   }
 
@@ -277,8 +288,11 @@ VAECONV_UNROLL
       rel[e] = uint32_t(it) * uint32_t(p.in_st) + uint32_t(t.c);
       if constexpr (Geo::kUp == 1)
         rel[e] += uint32_t(t.kh) * uint32_t(p.in_sh) + uint32_t(t.kw) * uint32_t(p.in_sw);
+      // carry_any, like the K-tile advance, although one element crosses at most one tap: on
+      // AMD the element-wise kernels came out 4-15 VGPRs lighter with it than with carry()
+      // or a single-step form (the session-11 resource reports).
       ++t.c;
-      t.carry(p.cin);
+      t.carry_any(p.cin);
     }
   }
   // Bit kh * 3 + kw is set when row i's tap (kh, kw) lies inside the (upsampled) frame.

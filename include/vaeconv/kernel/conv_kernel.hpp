@@ -56,7 +56,7 @@ struct ConvKernel {
     // Copy roles: thread -> (row0, chunk) of both operand tiles.
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
-    ConvGather<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes> ga;
+    ConvGather<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes, !kVectorGather> ga;
     WeightGather<kRowsB, kRowStep, Policy::BK, kElemBytes> gb;
     const char* x_frame = nullptr;
     auto view_a = Arch::make_view(p.x, p.x_view_bytes);
