@@ -177,6 +177,21 @@ TEST(ConvArgsFp8, ScalesAreRequiredAndChecked) {
   b = a;  // a scale inside the output
   b.x_scale = static_cast<const float*>(addr(0x50000000 + 64));
   EXPECT_EQ(validate_for_kernels(d, b).code(), StatusCode::kOverlap);
+  // A bf16 conv takes no scales: the kernels would read weight scales that bf16 weights do not
+  // have (and bf16 kernels apply none).
+  ConvDesc bf = ConvDesc::causal3x3x3(1, 1, 16, 16, 32, 64);
+  PackedWeightsInfo wb;
+  ASSERT_TRUE(packed_info_for(bf, &wb).ok());
+  ConvArgs c;
+  c.x = addr(0x10000000);
+  c.weights = {addr(0x20000000), wb, nullptr};
+  c.y = addr(0x50000000);
+  EXPECT_TRUE(validate_for_kernels(bf, c).ok()) << validate_for_kernels(bf, c).to_string();
+  c.x_scale = static_cast<const float*>(addr(0x60000000));
+  EXPECT_EQ(validate_for_kernels(bf, c).code(), StatusCode::kInvalidArgument);
+  c.x_scale = nullptr;
+  c.weights.scales = static_cast<const float*>(addr(0x21000000));
+  EXPECT_EQ(validate_for_kernels(bf, c).code(), StatusCode::kInvalidArgument);
   ConvDesc mixed = ConvDesc::causal3x3x3(1, 1, 16, 16, 32, 64);  // bf16 in, fp8 out
   mixed.out_dtype = DType::kFP8E4M3;
   EXPECT_EQ(validate_for_kernels(mixed, b).code(), StatusCode::kUnsupported);

@@ -93,6 +93,8 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
     return Status(StatusCode::kMisaligned, "x, y, residual and weights must be 16-byte aligned");
   if (a.bias && !detail::aligned(a.bias, 4))
     return Status(StatusCode::kMisaligned, "bias must be 4-byte aligned");
+  if (!fp8 && (a.x_scale || a.weights.scales))
+    return invalid("x_scale and weight scales are for fp8 operands; a bf16 conv takes neither");
   if (fp8) {
     if (a.x_scale == nullptr) return invalid("fp8 input needs x_scale (device, one float)");
     if (a.weights.scales == nullptr) return invalid("fp8 weights need their per-channel scales");

@@ -113,12 +113,16 @@ struct Epilogue {
   // with no branch: the uniform "is there a scale / a bias" tests stay out of the per-element
   // code, where nvcc had turned them into per-register predicates. Both stagings compute it
   // through scaled(), so they round to the same bits.
+  // Only fp8 operands are scaled (validate_for_kernels refuses an x_scale for bf16 ones): a bf16
+  // kernel's mul is the constant 1 and its apply() one add, with no scale registers.
+  static constexpr bool kScaled = Policy::kElemBytes == 1;
   struct Column {
     float mul, add;
   };
   VAECONV_DEVICE VAECONV_FORCE_INLINE static Column column(const ConvParams& p, float acc_scale,
                                                            int n) {
-    return Column{p.x_scale ? acc_scale * p.w_scale[n] : 1.f, p.bias ? p.bias[n] : -0.f};
+    return Column{kScaled && p.x_scale ? acc_scale * p.w_scale[n] : 1.f,
+                  p.bias ? p.bias[n] : -0.f};
   }
   VAECONV_DEVICE VAECONV_FORCE_INLINE static float apply(const Column& c, float v) {
     return v * c.mul + c.add;
