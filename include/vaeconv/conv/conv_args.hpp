@@ -93,8 +93,6 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
     return Status(StatusCode::kMisaligned, "x, y, residual and weights must be 16-byte aligned");
   if (a.bias && !detail::aligned(a.bias, 4))
     return Status(StatusCode::kMisaligned, "bias must be 4-byte aligned");
-  if (!fp8 && (a.x_scale || a.weights.scales))
-    return invalid("x_scale and weight scales are for fp8 operands; a bf16 conv takes neither");
   if (fp8) {
     if (a.x_scale == nullptr) return invalid("fp8 input needs x_scale (device, one float)");
     if (a.weights.scales == nullptr) return invalid("fp8 weights need their per-channel scales");
@@ -131,6 +129,10 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
                    ", time taps " + std::to_string(want.taps_t) + ", row stride " +
                    std::to_string(want.k_pad) + ", phases " + std::to_string(want.phases) +
                    ": repack with this version)");
+  // Scales belong to fp8 operands; the kernels of a bf16 conv would read weight scales that its
+  // weights do not have.
+  if (!fp8 && (a.x_scale || a.weights.scales))
+    return invalid("x_scale and weight scales are for fp8 operands; a bf16 conv takes neither");
 
   // Index widths: 64-bit frame bases, 32-bit offsets inside a frame's view.
   const int64_t esz = int64_t(size_of(d.in_dtype));

@@ -18,8 +18,9 @@
 // are quantized to e4m3 with one scale per phase and output channel (packed_weights.hpp), so
 // each is one e4m3 rounding of the sum, as a direct-form weight is one rounding of itself.
 //
-// Measured (session 9, H200, docs/performance.md): the three bf16 upsample layers 0.44, 0.54 and
-// 0.69 x cuDNN's conv alone (1.06-1.11 x in the direct form, session 7). The sweep flag "dup"
+// Measured (H200, docs/performance.md: session 11's run): the three bf16 upsample layers 0.47, 0.50
+// and 0.59 x cuDNN's conv alone (session 9: 0.44, 0.54, 0.69; 1.06-1.11 x in the direct form,
+// session 7). The sweep flag "dup"
 // (VAECONV_SWEEP_DIRECT_UPSAMPLE) builds the direct form instead, for comparison.
 #pragma once
 #include "vaeconv/conv/conv_desc.hpp"
