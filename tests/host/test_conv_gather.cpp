@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "vaeconv/conv/conv_args.hpp"
@@ -256,10 +257,14 @@ void check_long_steps(int kh0, int kw0) {
         cur.c += step;
         cur.carry_any(cin);
         const Cursor at = Cursor::of(k, cin, kh0, kw0);
-        ASSERT_EQ(cur.c, at.c) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;
-        ASSERT_EQ(cur.kw, at.kw) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;
-        ASSERT_EQ(cur.kh, at.kh) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;
-        ASSERT_EQ(cur.kt, at.kt) << "window " << kWindow << " cin " << cin << " step " << step << " k " << k;
+        const std::string where = "window " + std::to_string(kWindow) + " origin " +
+                                  std::to_string(kh0) + "," + std::to_string(kw0) + " cin " +
+                                  std::to_string(cin) + " step " + std::to_string(step) +
+                                  " k " + std::to_string(k);
+        ASSERT_EQ(cur.c, at.c) << where;
+        ASSERT_EQ(cur.kw, at.kw) << where;
+        ASSERT_EQ(cur.kh, at.kh) << where;
+        ASSERT_EQ(cur.kt, at.kt) << where;
       }
     }
 }

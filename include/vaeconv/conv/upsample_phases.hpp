@@ -20,8 +20,8 @@
 //
 // Measured (H200, docs/performance.md: session 11's run): the three bf16 upsample layers 0.47, 0.50
 // and 0.59 x cuDNN's conv alone (session 9: 0.44, 0.54, 0.69; 1.06-1.11 x in the direct form,
-// session 7). The sweep flag "dup"
-// (VAECONV_SWEEP_DIRECT_UPSAMPLE) builds the direct form instead, for comparison.
+// session 7). The sweep flag "dup" (VAECONV_SWEEP_DIRECT_UPSAMPLE) builds the direct form
+// instead, for comparison.
 #pragma once
 #include "vaeconv/conv/conv_desc.hpp"
 

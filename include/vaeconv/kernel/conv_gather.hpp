@@ -289,7 +289,7 @@ VAECONV_UNROLL
       if constexpr (Geo::kUp == 1)
         rel[e] += uint32_t(t.kh) * uint32_t(p.in_sh) + uint32_t(t.kw) * uint32_t(p.in_sw);
       // carry_any, like the K-tile advance, although one element crosses at most one tap: on
-      // AMD the element-wise kernels came out 4-15 VGPRs lighter with it than with carry()
+      // AMD the element-wise kernels came out 2-15 VGPRs lighter with it than with carry()
       // or a single-step form (the session-11 resource reports).
       ++t.c;
       t.carry_any(p.cin);
