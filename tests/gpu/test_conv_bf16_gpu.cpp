@@ -37,7 +37,8 @@ struct Extra {
 };
 
 ConvDesc with_padded_strides(ConvDesc d, int64_t in_pad, int64_t out_pad) {
-  // Pixels padded by a multiple of 8 channels: a view into a wider NHWC tensor.
+  // Pixels padded by extra channels (a multiple of 8 where Cin fills 16-byte chunks): a view into
+  // a wider NHWC tensor.
   d.in_strides.w = d.cin + in_pad;
   d.in_strides.h = d.in_strides.w * d.w;
   d.in_strides.t = d.in_strides.h * d.h;
@@ -67,6 +68,12 @@ std::vector<Extra> extra_cases() {
       {"causal_video_n2_t3", ConvDesc::causal3x3x3(2, 3, 9, 10, 16, 40), plain},
       {"causal_cin3_odd", ConvDesc::causal3x3x3(2, 1, 37, 53, 3, 96), plain},
       {"causal_cin3_video", ConvDesc::causal3x3x3(1, 3, 11, 7, 3, 32), plain},
+      // T = 1, Cin = 3 of the wide tile: the tap-row kernel where it is built (sm_90a): partial
+      // 32 x 8 patches, two Cout tiles with a residual, padded strides in place, a 1 x 1 frame.
+      {"taprow_cout192_res", ConvDesc::causal3x3x3(1, 1, 45, 19, 3, 192), res},
+      {"taprow_strided_inplace",
+       with_padded_strides(ConvDesc::causal3x3x3(2, 1, 9, 70, 3, 96), 5, 8), inplace},
+      {"taprow_1x1_nobias", ConvDesc::causal3x3x3(1, 1, 1, 1, 3, 96), nobias},
       {"causal_cout3_odd", ConvDesc::causal3x3x3(1, 1, 61, 35, 96, 3), res},
       // Cout <= 3: the tap-reduce kernel (whole and partial 14 x 14 patches, video, views).
       {"tapreduce_video_t3", ConvDesc::causal3x3x3(1, 3, 29, 33, 32, 3), res},

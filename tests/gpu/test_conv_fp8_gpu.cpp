@@ -265,6 +265,10 @@ std::vector<Fp8Extra> fp8_extra_cases() {
       {"causal_1x1", ConvDesc::causal3x3x3(1, 1, 1, 1, 32, 64), nobias},
       {"causal_video_t3", ConvDesc::causal3x3x3(1, 3, 13, 17, 32, 48), res},
       {"causal_cin3", ConvDesc::causal3x3x3(1, 1, 37, 53, 3, 96), plain},
+      // The e4m3 tap-row kernel where it is built (sm_90a): two images, two Cout tiles and a
+      // residual; an fp8 output.
+      {"taprow_n2_cout192_res", ConvDesc::causal3x3x3(2, 1, 45, 19, 3, 192), res},
+      {"taprow_fp8_out", ConvDesc::causal3x3x3(1, 1, 33, 70, 3, 96), out8},
       {"causal_cin24_scalar", ConvDesc::causal3x3x3(1, 1, 9, 11, 24, 32), plain},
       {"causal_cin16_cout3", ConvDesc::causal3x3x3(1, 1, 30, 31, 16, 3), res},
       {"tapreduce_video_t2", ConvDesc::causal3x3x3(1, 2, 19, 23, 32, 3), res},

@@ -7,7 +7,7 @@
 // GEMM. And an upsample conv of a video whose output is past 2^31 elements (its own test below).
 // Every output element is checked to be written (the output is poisoned
 // with NaN first), and sampled pixels — borders of the last frames and random pixels whose input
-// element offset is past 2^31 — are compared, all channels, with a direct double-precision dot
+// element offset is past 2^31 (output offset, for the Cin = 3 batch) — are compared, all channels, with a direct double-precision dot
 // product. A full reference would
 // take ~2 TFLOP on the CPU; the sample is what makes this test affordable.
 #include <gtest/gtest.h>
@@ -91,8 +91,9 @@ void check_sample(double got, double want, const std::array<int64_t, 3>& pix, in
 }
 
 // Runs the causal conv d on the uploaded input (host copy x, device copy xd) and checks it as
-// described above.
-void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void* xd) {
+// described above. far_input: the sample must reach input offsets past 2^31 (else output ones).
+void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void* xd,
+                   bool far_input = true) {
   const size_t y_n = size_t(d.out_elements());
   const std::vector<float> w = hashed_weights(size_t(d.cout * d.cin * 27));
   const std::vector<float> bias = hashed_bias(size_t(d.cout));
@@ -111,11 +112,12 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
   // The last frame lies past 2^31 input elements: half the random pixels go there, half anywhere.
   for (int i = 0; i < 400; ++i)
     pix.push_back({i % 2 ? F - 1 : int64_t(rng() % F), int64_t(rng() % H), int64_t(rng() % W)});
-  int64_t checked = 0, bad = 0, past_2_31 = 0;
+  int64_t checked = 0, bad = 0, past_2_31 = 0, out_past_2_31 = 0;
   for (const auto& p : pix) {
     const int64_t t = p[0] % T, f0 = p[0] - t;  // f0: the item's first frame
     const int64_t out_off = ((p[0] * H + p[1]) * W + p[2]) * d.cout;
     past_2_31 += ((p[0] * H + p[1]) * W + p[2]) * C > (int64_t(1) << 31);  // input offset
+    out_past_2_31 += out_off > (int64_t(1) << 31);
     for (int64_t co = 0; co < d.cout; ++co) {
       double acc = bias[size_t(co)];
       for (int kt = 0; kt < 3; ++kt)
@@ -131,7 +133,8 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
     }
   }
   EXPECT_EQ(bad, 0) << "of " << checked << " sampled outputs";
-  EXPECT_GT(past_2_31, 100) << "the sample must read input past 2^31 elements";
+  if (far_input) EXPECT_GT(past_2_31, 100) << "the sample must read input past 2^31 elements";
+  else EXPECT_GT(out_past_2_31, 100) << "the sample must write output past 2^31 elements";
   std::printf("[ vaeconv  ] %s: %zu outputs all written, %lld sampled outputs checked\n",
               d.to_string().c_str(), y_n, static_cast<long long>(checked));
 }
@@ -229,6 +232,20 @@ TEST(LargeTensor, BatchOfImagesPast2To31Elements) {
   upload_input(d, x, &xd);
   if (HasFatalFailure()) return;
   run_and_check(d, x, xd);
+  (void)hipFree(xd);
+}
+
+// Cin = 3 (the VAE's first layer: the tap-row kernel on sm_90a, else the element-wise gather):
+// a batch of three 4096 x 2560 images whose 96-channel output is 3.0e9 elements.
+TEST(LargeTensor, Cin3BatchOutputPast2To31Elements) {
+  VAECONV_REQUIRE_GPU();
+  const ConvDesc d = ConvDesc::causal3x3x3(3, 1, 4096, 2560, 3, 96);
+  ASSERT_GT(d.out_elements(), int64_t(1) << 31);
+  std::vector<uint16_t> x;
+  void* xd = nullptr;
+  upload_input(d, x, &xd);
+  if (HasFatalFailure()) return;
+  run_and_check(d, x, xd, /*far_input=*/false);
   (void)hipFree(xd);
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "emu/matrix_emulator.hpp"
+#include "emu/operand_codes.hpp"
 #include "emu/wgmma_emulator.hpp"
 #include "vaeconv/arch/wgmma_layout.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
@@ -34,27 +35,8 @@ using Halo = vaeconv::kernel::HaloBf16;     // the shipped bf16 halo
 using HaloFp8 = vaeconv::kernel::HaloFp8;   // the e4m3 halo of the sweep candidate
 using BTile = SwizzledTile<8>;              // BK = 128 bytes (64 bf16, 128 e4m3): 128-byte rows
 
-double decode_bf16(const std::uint8_t* p) {
-  return emu::bf16_bits_to_float(std::uint16_t(p[0] | (p[1] << 8)));
-}
-double decode_e4m3(const std::uint8_t* p) { return emu::decode_e4m3fn(p[0]); }
-
-// An operand element of the halo's type: its code (bf16 bits or an e4m3fn byte) and its value.
 template <int kElemBytes>
-struct Elem {
-  static std::uint16_t encode(float v) {
-    return kElemBytes == 2 ? vaeconv::float_to_bf16(v) : vaeconv::float_to_e4m3fn(v);
-  }
-  static double value(std::uint16_t code) {
-    return kElemBytes == 2 ? double(vaeconv::bf16_to_float(code))
-                           : double(vaeconv::e4m3fn_to_float(std::uint8_t(code)));
-  }
-  static void store(std::vector<std::uint8_t>& smem, std::uint32_t at, std::uint16_t code) {
-    smem[at] = std::uint8_t(code & 0xFF);
-    if (kElemBytes == 2) smem[at + 1] = std::uint8_t(code >> 8);
-  }
-  static constexpr emu::Decode kDecode = kElemBytes == 2 ? decode_bf16 : decode_e4m3;
-};
+using Elem = emu::OperandCode<kElemBytes>;
 
 enum class Break { kNothing, kRowStride, kIgnoreTap, kSwizzledA };
 

@@ -6,8 +6,8 @@
 //   vaeconv::Status s = vaeconv::conv_forward(d, a, stream);      // every call
 //
 // conv_forward validates (validate_for_kernels), picks the kernel and tile (use_tap_reduce,
-// choose_tile) and launches. It
-// allocates nothing, never synchronizes, and keeps no state: it is safe from several host threads.
+// use_halo_kernel, use_tap_row_kernel, choose_tile) and launches. It allocates nothing, never
+// synchronizes, and keeps no state: it is safe from several host threads.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -18,6 +18,7 @@
 #include "vaeconv/kernel/conv_kernel.hpp"
 #include "vaeconv/kernel/halo_conv_kernel.hpp"
 #include "vaeconv/kernel/tap_reduce_kernel.hpp"
+#include "vaeconv/kernel/tap_row_conv_kernel.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 
 namespace vaeconv {
@@ -95,9 +96,10 @@ inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_
                                             stream);
 }
 
-// The halo kernel: one block per (output patch, Cout tile) of a frame.
-template <class Policy>
-inline Status launch_halo(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+// The halo kernels (halo_conv_kernel.hpp, tap_row_conv_kernel.hpp): one block per (output patch,
+// Cout tile) of a frame.
+template <class Policy, class Kernel, class Fn>
+inline Status launch_patches(Fn* fn, const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using Halo = typename Policy::Halo;
   kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
   p.patch_cols = int((p.wo + Halo::kCols - 1) / Halo::kCols);
@@ -106,8 +108,17 @@ inline Status launch_halo(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
   VAECONV_RETURN_IF_ERROR(
       check_tile_grid(tiles, Policy::kThreads, /*persistent=*/false, " halo tiles"));
   p.tiles = int(tiles);
-  return launch<Policy, kernel::HaloConvKernel<Policy>::kSmemBytes>(
-      &kernel::halo_conv_kernel<Policy>, dim3(unsigned(tiles), 1, 1), p, stream);
+  return launch<Policy, Kernel::kSmemBytes>(fn, dim3(unsigned(tiles), 1, 1), p, stream);
+}
+template <class Policy>
+inline Status launch_halo(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  return launch_patches<Policy, kernel::HaloConvKernel<Policy>>(&kernel::halo_conv_kernel<Policy>,
+                                                                d, a, stream);
+}
+template <class Policy>
+inline Status launch_tap_row(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  return launch_patches<Policy, kernel::TapRowConvKernel<Policy>>(
+      &kernel::tap_row_conv_kernel<Policy>, d, a, stream);
 }
 
 // kVector: 16-byte chunks never straddle a tap when Cin is a multiple of a chunk's elements;
@@ -145,6 +156,7 @@ inline Status launch_type(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
   if (kernel::use_tap_reduce(d)) return launch_tap_reduce<typename T::TapReduce>(d, a, stream);
   if constexpr (kernel::kHaloKernel) {
     if (kernel::use_halo_kernel(d)) return launch_halo<typename T::Halo>(d, a, stream);
+    if (kernel::use_tap_row_kernel(d)) return launch_tap_row<typename T::TapRow>(d, a, stream);
   }
   switch (kernel::choose_tile(d.cout)) {
     case kernel::TileId::kTiny: return launch_either<typename T::Tiny>(d, a, stream);

@@ -14,6 +14,7 @@
 #include "vaeconv/core/dtype.hpp"
 #include "vaeconv/kernel/halo_tile.hpp"
 #include "vaeconv/kernel/tap_reduce.hpp"
+#include "vaeconv/kernel/tap_row_halo.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv::kernel {
@@ -187,6 +188,16 @@ using HaloShapeFp8 = SweepShape;
 using HaloShapeFp8 = TileShape<128, 96, 128, 2, 1, 4, 2>;
 #endif
 
+// The tap-row kernel (tap_row_conv_kernel.hpp) of the Cin = 3 layer: the bf16 halo kernel's tile
+// (a 32 x 8 patch, two warpgroups of 128 rows, 96 output channels) over a halo of 34 x 8 tap rows
+// (8.5 KiB), built where the halo kernel is. The e4m3 form has the same patch: its three K steps
+// of 32 are one batch of 27 products per output, too short to need the promotion the wide fp8
+// tiles make every K tile, so the accumulators stay at 96 floats per thread.
+using TapRowBf16 = TapRowHalo<32, 2>;
+using TapRowFp8 = TapRowHalo<32, 1>;
+using TapRowShape = TileShape<256, 96, 64, 2, 1, 3, 2>;
+using TapRowShapeFp8 = TileShape<256, 96, 128, 2, 1, 3, 2>;
+
 #if defined(VAECONV_GPU_COMPILER)
 using Arch = arch::Current;
 #if defined(VAECONV_WIDE_WGMMA)
@@ -207,6 +218,7 @@ struct Tiles<DType::kBF16> {
   using TapReduce = TilePolicy<TapReduceShape, Arch, Arch::AtomBf16>;
 #if defined(VAECONV_WIDE_WGMMA)
   using Halo = HaloPolicy<TilePolicy<HaloShape, Arch, WideAtomBf16>, HaloBf16>;
+  using TapRow = HaloPolicy<TilePolicy<TapRowShape, Arch, WideAtomBf16>, TapRowBf16>;
 #endif
 };
 template <>
@@ -214,6 +226,8 @@ struct Tiles<DType::kFP8E4M3> {
 #if defined(VAECONV_WIDE_WGMMA)
   using Halo = HaloPolicy<TilePolicy<HaloShapeFp8, Arch, Arch::AtomWgmmaFp8<HaloShapeFp8::WTN>>,
                           HaloFp8>;
+  using TapRow = HaloPolicy<
+      TilePolicy<TapRowShapeFp8, Arch, Arch::AtomWgmmaFp8<TapRowShapeFp8::WTN>>, TapRowFp8>;
 #endif
   using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8>;
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
@@ -241,6 +255,15 @@ inline bool use_halo_kernel(const ConvDesc& d) {
   return kHaloKernel && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
          d.cin % k_step == 0 && d.cin <= (fp8 ? kHaloDispatchMaxCinFp8 : kHaloDispatchMaxCin) &&
          choose_tile(d.cout) == TileId::kWide;
+}
+
+// The tap-row kernel takes the causal T = 1 convs with Cin = 3 (the halo's kCin) of the wide tile,
+// where it is built (kHaloKernel); the implicit GEMM's element-wise gather runs them everywhere
+// else (and every other Cin that does not fill 16-byte chunks).
+static_assert(TapRowBf16::kCin == TapRowFp8::kCin, "one Cin for both operand types");
+inline bool use_tap_row_kernel(const ConvDesc& d) {
+  return kHaloKernel && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
+         d.cin == TapRowBf16::kCin && choose_tile(d.cout) == TileId::kWide;
 }
 
 // The tap-reduce kernel takes causal convs with Cout <= 3 whose Cin fills whole 16-byte chunks;

@@ -1,0 +1,189 @@
+// vaeconv/kernel/tap_row_conv_kernel.hpp — the causal T = 1 conv of a Cin = 3 layer, from a halo of
+// tap rows (tap_row_halo.hpp).
+//
+//   Policy    HaloPolicy: the halo kernel's wide tile and warpgroup atom, LDS [halo][B stage 0]
+//   Halo      TapRowHalo: the patch (kRows x 8 output pixels = BM) and its (kRows + 2) x 8 tap rows
+//   Math      three K steps, kh = 0, 1, 2: A = halo rows r + kh, B = the weights of kernel row kh
+//   Epilogue  the shared epilogue (epilogue.hpp), rows mapped through the patch (PatchRows)
+//
+// Why its own kernel: the implicit GEMM gathers A element by element when Cin is not a multiple of
+// 8 (a 16-byte chunk then straddles taps), and for the VAE's first layer that gather was most of
+// the kernel's instructions (docs/perf-notes.md, session 11: 574 of 1374 per warp for a 64-pixel
+// tile). Here each input element is loaded by at most three threads (the tap rows that contain
+// it), once per block, and the atom reads K from the halo at constant offsets.
+//
+// Both operands are built with plain loads and LDS stores, once per block (one K tile: K = 3 K
+// steps): the tap rows from the input, the B tile from the packed weights (natural K order; the
+// 9 elements of kernel row kh sit 18 bytes apart there, too unaligned for 16-byte copies). One
+// tile per block: block i is patch (i / n_tiles) % patches of frame i / (patches * n_tiles),
+// Cout tile i % n_tiles (halo_coord). Built where the halo kernel is (kHaloKernel: the atom must
+// read LDS itself, wgmma); use_tap_row_kernel (tile_table.hpp) says which convs.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "vaeconv/core/config.hpp"
+#include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/kernel/block_gemm.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
+#include "vaeconv/kernel/epilogue.hpp"
+#include "vaeconv/kernel/halo_conv_kernel.hpp"
+#include "vaeconv/kernel/tap_row_halo.hpp"
+#include "vaeconv/kernel/tile_policy.hpp"
+
+namespace vaeconv::kernel {
+
+// Elements of one chunk, packed little-endian into 16 bytes: w = the chunk's four 32-bit words.
+template <int kElemBytes>
+struct ChunkWords {
+  uint32_t w[4] = {0, 0, 0, 0};
+  VAECONV_HD void put(int e, uint32_t bits) {  // e: a compile-time constant after unrolling
+    constexpr int kPerWord = 4 / kElemBytes;
+    w[e / kPerWord] |= bits << (8 * kElemBytes * (e % kPerWord));
+  }
+};
+
+template <class Policy>
+struct TapRowConvKernel {
+  using Halo = typename Policy::Halo;
+  using Gemm = BlockGemm<Policy>;
+  using Arch = typename Policy::ArchT;
+  using Atom = typename Policy::AtomT;
+  using Tile = typename Gemm::Tile;
+  using FragC = typename Gemm::FragC;
+  static constexpr int kElemBytes = Policy::kElemBytes;
+  using Elem = typename std::conditional<kElemBytes == 2, uint16_t, uint8_t>::type;
+  static_assert(Policy::kAtomReadsLds, "built for the wgmma atom (see the header)");
+  static_assert(Atom::kK == Halo::kStepElems, "a tap row is one K step");
+  static_assert(Policy::BK >= Halo::kK, "the three K steps are one K tile");
+  static_assert(Atom::kM % Halo::kCols == 0 && Policy::WTM % Halo::kCols == 0,
+                "atoms start on patch rows");
+  static constexpr int kSmemBytes = Policy::kPipelineBytes > EpilogueShape<Policy>::kBytes
+                                        ? Policy::kPipelineBytes
+                                        : EpilogueShape<Policy>::kBytes;
+
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
+    const int tid = threadIdx.x;
+    const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
+    const HaloCoord hc = halo_coord(int(blockIdx.x), p.patch_cols, p.m_blocks, p.n_tiles,
+                                    Halo::kRows, Halo::kCols, Policy::BN);
+    BlockCoord b = frame_coord(p, hc.frame);
+    b.n0 = hc.n0;
+    char* halo = smem;
+    char* lb = smem + Policy::kHaloBytes;  // B: stage 0 of the policy's layout
+
+    fill_halo(p, b, hc, halo);
+    fill_b(p, b, lb);
+    Atom::publish_lds();  // the generic stores above, visible to the tensor cores after the barrier
+    __syncthreads();
+
+    const int uwarp = Arch::wave_uniform(warp);
+    const int wm0 = (uwarp % Policy::kWarpsM) * Policy::WTM;
+    const int wn0 = (uwarp / Policy::kWarpsM) * Policy::WTN;
+    const uint64_t da0 = Atom::descriptor_unswizzled(
+        Arch::smem_u32(halo) + uint32_t(Halo::a_offset(wm0, 0)), Halo::kChunkStride,
+        Halo::kRowStride);
+    const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(Arch::smem_u32(lb) +
+                                                                   Tile::offset(wn0, 0));
+    FragC acc[Policy::kAtomsM][Policy::kAtomsN];
+    // K step 0 overwrites the accumulators (scale_d 0): they need no zeroing, only a defined
+    // value for the asm operands.
+VAECONV_UNROLL
+    for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < Policy::kAtomsN; ++j)
+VAECONV_UNROLL
+        for (int r = 0; r < int(sizeof(FragC) / sizeof(float)); ++r) acc[i][j].v[r] = 0.f;
+    Gemm::fence_all(acc);
+    Atom::begin_batch();
+VAECONV_UNROLL
+    for (int kh = 0; kh < Halo::kSteps; ++kh)
+VAECONV_UNROLL
+      for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+        for (int j = 0; j < Policy::kAtomsN; ++j)
+          Atom::mma(acc[i][j], da0 + uint32_t(Halo::a_offset(i * Atom::kM, kh)) / 16,
+                    db + Gemm::block_offset16(j * Atom::kN, kh), kh == 0 ? 0 : 1);
+    Atom::commit_batch();
+    Atom::template wait_batches<0>();
+    Gemm::fence_all(acc);
+    __syncthreads();  // the epilogue stages in the halo's and B's LDS
+
+#if !defined(VAECONV_EXPERIMENT_NO_EPILOGUE)  // bench/sweep.sh flag noepi (timing experiments)
+    Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{hc.oh0, hc.ow0, p.ho, p.wo}, acc, wm0, wn0,
+                          lane, smem);
+#endif
+  }
+
+ private:
+  // Tap row (hr, c) of the halo: input row oh0 - 1 + hr, columns ow0 + c - 1 .. + 1, all three
+  // channels (zeros outside the frame: the conv's padding). One thread per tap row; neighbouring
+  // threads read overlapping pixels, which L1 serves.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void fill_halo(const ConvParams& p,
+                                                           const BlockCoord& b, const HaloCoord& hc,
+                                                           char* halo) {
+    // The one time tap's input slice, relative to the block's input view (taps_t == 1).
+    const int it_rel = b.ot + p.kt_base - p.pad_t - b.it_lo;
+    const bool t_ok = unsigned(it_rel) < unsigned(p.t - b.it_lo);
+    const Elem* x = reinterpret_cast<const Elem*>(static_cast<const char*>(p.x) +
+                                                  int64_t(kElemBytes) * input_view_offset(p, b));
+    for (int q = int(threadIdx.x); q < Halo::kHaloPixels; q += Policy::kThreads) {
+      const int hr = q / Halo::kHaloCols, c = q % Halo::kHaloCols;
+      const int ih = hc.oh0 - 1 + hr, iw = hc.ow0 - 1 + c;
+      const bool row_ok = t_ok && unsigned(ih) < unsigned(p.h);
+      bool col_ok[3];
+VAECONV_UNROLL
+      for (int kw = 0; kw < 3; ++kw) col_ok[kw] = row_ok && unsigned(iw + kw) < unsigned(p.w_);
+      // Unsigned arithmetic, as in the gathers: a pad pixel's offset is formed but never read.
+      const uint32_t base = uint32_t(it_rel) * uint32_t(p.in_st) +
+                            uint32_t(ih) * uint32_t(p.in_sh) + uint32_t(iw) * uint32_t(p.in_sw);
+      ChunkWords<kElemBytes> chunk[Halo::kChunks];
+VAECONV_UNROLL
+      for (int e = 0; e < Halo::kTapElems; ++e) {
+        const int kw = Halo::tap_kw(e);
+        const uint32_t at = base + uint32_t(kw) * uint32_t(p.in_sw) + uint32_t(Halo::tap_c(e));
+        const uint32_t v = col_ok[kw] ? uint32_t(x[at]) : 0u;
+        chunk[e / Halo::kChunkElems].put(e % Halo::kChunkElems, v);
+      }
+VAECONV_UNROLL
+      for (int j = 0; j < Halo::kChunks; ++j)
+        Arch::template store_lds<kElemBytes>(
+            halo + Halo::offset(j, hr, c),
+            make_uint4(chunk[j].w[0], chunk[j].w[1], chunk[j].w[2], chunk[j].w[3]));
+    }
+  }
+
+  // The B tile in the tap-row K order: row n (output channel n0 + n; zeros past Cout), K step kh
+  // = chunks 2 kh and 2 kh + 1 of the SwizzledTile, from the packed columns kh * 9 .. kh * 9 + 8.
+  // One thread per (row, kh).
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void fill_b(const ConvParams& p, const BlockCoord& b,
+                                                        char* lb) {
+    const Elem* w = static_cast<const Elem*>(p.w);
+    constexpr int kUnits = Policy::BN * Halo::kSteps;
+    for (int u = int(threadIdx.x); u < kUnits; u += Policy::kThreads) {
+      const int n = u / Halo::kSteps, kh = u % Halo::kSteps;
+      const bool ok = b.n0 + n < p.cout;
+      const uint32_t base = uint32_t(b.n0 + n) * uint32_t(p.k_pad) + uint32_t(kh * Halo::kTapElems);
+      ChunkWords<kElemBytes> chunk[Halo::kChunks];
+VAECONV_UNROLL
+      for (int e = 0; e < Halo::kTapElems; ++e) {
+        const uint32_t v = ok ? uint32_t(w[base + uint32_t(e)]) : 0u;
+        chunk[e / Halo::kChunkElems].put(e % Halo::kChunkElems, v);
+      }
+VAECONV_UNROLL
+      for (int j = 0; j < Halo::kChunks; ++j)
+        Arch::template store_lds<kElemBytes>(
+            lb + Tile::offset(n, kh * Halo::kChunks + j),
+            make_uint4(chunk[j].w[0], chunk[j].w[1], chunk[j].w[2], chunk[j].w[3]));
+    }
+  }
+};
+
+template <class Policy>
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
+    tap_row_conv_kernel(ConvParams p) {
+  run_with_lds<TapRowConvKernel<Policy>, typename Policy::ArchT>(p);
+}
+
+}  // namespace vaeconv::kernel
