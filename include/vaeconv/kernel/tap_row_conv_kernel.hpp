@@ -73,8 +73,7 @@ struct TapRowConvKernel {
     char* halo = smem;
     char* lb = smem + Policy::kHaloBytes;  // B: stage 0 of the policy's layout
 
-    fill_halo(p, b, hc, halo);
-    fill_b(p, b, lb);
+    fill(p, b, hc, halo, lb);
     Atom::publish_lds();  // the generic stores above, visible to the tensor cores after the barrier
     __syncthreads();
 
@@ -117,66 +116,87 @@ VAECONV_UNROLL
   }
 
  private:
-  // Tap row (hr, c) of the halo: input row oh0 - 1 + hr, columns ow0 + c - 1 .. + 1, all three
-  // channels (zeros outside the frame: the conv's padding). One thread per tap row; neighbouring
-  // threads read overlapping pixels, which L1 serves.
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static void fill_halo(const ConvParams& p,
-                                                           const BlockCoord& b, const HaloCoord& hc,
-                                                           char* halo) {
-    // The one time tap's input slice, relative to the block's input view (taps_t == 1).
-    const int it_rel = b.ot + p.kt_base - p.pad_t - b.it_lo;
+  // Both operands in two phases: every thread's loads first (all rounds of both fills, so that
+  // one load latency covers them), then the packing and the LDS stores. Units past a fill's
+  // count are predicated off. nvcc keeps the loaded elements in registers (no accumulator is
+  // live yet).
+  static constexpr int kHaloRounds = (Halo::kHaloPixels + Policy::kThreads - 1) / Policy::kThreads;
+  static constexpr int kBUnits = Policy::BN * Halo::kSteps;
+  static constexpr int kBRounds = (kBUnits + Policy::kThreads - 1) / Policy::kThreads;
+
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void fill(const ConvParams& p, const BlockCoord& b,
+                                                      const HaloCoord& hc, char* halo, char* lb) {
+    const int tid = int(threadIdx.x);
+    // Tap row q = (hr, c) of the halo: input row oh0 - 1 + hr, columns ow0 + c - 1 .. + 1, all
+    // three channels (zeros outside the frame: the conv's padding). Neighbouring threads read
+    // overlapping pixels, which L1 serves.
+    const int it_rel = b.ot + p.kt_base - p.pad_t - b.it_lo;  // the one time tap (taps_t == 1)
     const bool t_ok = unsigned(it_rel) < unsigned(p.t - b.it_lo);
     const Elem* x = reinterpret_cast<const Elem*>(static_cast<const char*>(p.x) +
                                                   int64_t(kElemBytes) * input_view_offset(p, b));
-    for (int q = int(threadIdx.x); q < Halo::kHaloPixels; q += Policy::kThreads) {
+    uint32_t hv[kHaloRounds][Halo::kTapElems];
+VAECONV_UNROLL
+    for (int round = 0; round < kHaloRounds; ++round) {
+      const int q = tid + round * Policy::kThreads;
       const int hr = q / Halo::kHaloCols, c = q % Halo::kHaloCols;
       const int ih = hc.oh0 - 1 + hr, iw = hc.ow0 - 1 + c;
-      const bool row_ok = t_ok && unsigned(ih) < unsigned(p.h);
-      bool col_ok[3];
-VAECONV_UNROLL
-      for (int kw = 0; kw < 3; ++kw) col_ok[kw] = row_ok && unsigned(iw + kw) < unsigned(p.w_);
+      const bool row_ok = q < Halo::kHaloPixels && t_ok && unsigned(ih) < unsigned(p.h);
       // Unsigned arithmetic, as in the gathers: a pad pixel's offset is formed but never read.
       const uint32_t base = uint32_t(it_rel) * uint32_t(p.in_st) +
                             uint32_t(ih) * uint32_t(p.in_sh) + uint32_t(iw) * uint32_t(p.in_sw);
-      ChunkWords<kElemBytes> chunk[Halo::kChunks];
 VAECONV_UNROLL
       for (int e = 0; e < Halo::kTapElems; ++e) {
         const int kw = Halo::tap_kw(e);
+        const bool ok = row_ok && unsigned(iw + kw) < unsigned(p.w_);
         const uint32_t at = base + uint32_t(kw) * uint32_t(p.in_sw) + uint32_t(Halo::tap_c(e));
-        const uint32_t v = col_ok[kw] ? uint32_t(x[at]) : 0u;
-        chunk[e / Halo::kChunkElems].put(e % Halo::kChunkElems, v);
+        hv[round][e] = ok ? uint32_t(x[at]) : 0u;
       }
+    }
+    // B row n (output channel n0 + n; zeros past Cout), kernel row kh: the packed columns
+    // kh * 9 .. kh * 9 + 8.
+    const Elem* w = static_cast<const Elem*>(p.w);
+    uint32_t bv[kBRounds][Halo::kTapElems];
 VAECONV_UNROLL
-      for (int j = 0; j < Halo::kChunks; ++j)
-        Arch::template store_lds<kElemBytes>(
-            halo + Halo::offset(j, hr, c),
-            make_uint4(chunk[j].w[0], chunk[j].w[1], chunk[j].w[2], chunk[j].w[3]));
+    for (int round = 0; round < kBRounds; ++round) {
+      const int u = tid + round * Policy::kThreads;
+      const int n = u / Halo::kSteps, kh = u % Halo::kSteps;
+      const bool ok = u < kBUnits && b.n0 + n < p.cout;
+      const uint32_t base = uint32_t(b.n0 + n) * uint32_t(p.k_pad) + uint32_t(kh * Halo::kTapElems);
+VAECONV_UNROLL
+      for (int e = 0; e < Halo::kTapElems; ++e) bv[round][e] = ok ? uint32_t(w[base + e]) : 0u;
+    }
+
+VAECONV_UNROLL
+    for (int round = 0; round < kHaloRounds; ++round) {
+      const int q = tid + round * Policy::kThreads;
+      if (q >= Halo::kHaloPixels) break;
+      store_tap_row(halo, hv[round], [&](int j) VAECONV_FORCE_INLINE_LAMBDA {
+        return Halo::offset(j, q / Halo::kHaloCols, q % Halo::kHaloCols);
+      });
+    }
+VAECONV_UNROLL
+    for (int round = 0; round < kBRounds; ++round) {
+      const int u = tid + round * Policy::kThreads;
+      if (u >= kBUnits) break;
+      // K step kh = chunks 2 kh and 2 kh + 1 of the SwizzledTile row.
+      store_tap_row(lb, bv[round], [&](int j) VAECONV_FORCE_INLINE_LAMBDA {
+        return Tile::offset(u / Halo::kSteps, (u % Halo::kSteps) * Halo::kChunks + j);
+      });
     }
   }
 
-  // The B tile in the tap-row K order: row n (output channel n0 + n; zeros past Cout), K step kh
-  // = chunks 2 kh and 2 kh + 1 of the SwizzledTile, from the packed columns kh * 9 .. kh * 9 + 8.
-  // One thread per (row, kh).
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static void fill_b(const ConvParams& p, const BlockCoord& b,
-                                                        char* lb) {
-    const Elem* w = static_cast<const Elem*>(p.w);
-    constexpr int kUnits = Policy::BN * Halo::kSteps;
-    for (int u = int(threadIdx.x); u < kUnits; u += Policy::kThreads) {
-      const int n = u / Halo::kSteps, kh = u % Halo::kSteps;
-      const bool ok = b.n0 + n < p.cout;
-      const uint32_t base = uint32_t(b.n0 + n) * uint32_t(p.k_pad) + uint32_t(kh * Halo::kTapElems);
-      ChunkWords<kElemBytes> chunk[Halo::kChunks];
+  // The 9 elements of a tap row, zero-padded, as its two 16-byte chunks at lds + at(j).
+  template <class At>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void store_tap_row(
+      char* lds, const uint32_t (&v)[Halo::kTapElems], At&& at) {
+    ChunkWords<kElemBytes> chunk[Halo::kChunks];
 VAECONV_UNROLL
-      for (int e = 0; e < Halo::kTapElems; ++e) {
-        const uint32_t v = ok ? uint32_t(w[base + uint32_t(e)]) : 0u;
-        chunk[e / Halo::kChunkElems].put(e % Halo::kChunkElems, v);
-      }
+    for (int e = 0; e < Halo::kTapElems; ++e)
+      chunk[e / Halo::kChunkElems].put(e % Halo::kChunkElems, v[e]);
 VAECONV_UNROLL
-      for (int j = 0; j < Halo::kChunks; ++j)
-        Arch::template store_lds<kElemBytes>(
-            lb + Tile::offset(n, kh * Halo::kChunks + j),
-            make_uint4(chunk[j].w[0], chunk[j].w[1], chunk[j].w[2], chunk[j].w[3]));
-    }
+    for (int j = 0; j < Halo::kChunks; ++j)
+      Arch::template store_lds<kElemBytes>(
+          lds + at(j), make_uint4(chunk[j].w[0], chunk[j].w[1], chunk[j].w[2], chunk[j].w[3]));
   }
 };
 

@@ -75,7 +75,7 @@ using SweepShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_B
 #endif
 #if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8) && !defined(VAECONV_SWEEP_TR) && \
     !defined(VAECONV_SWEEP_EL) && !defined(VAECONV_SWEEP_EL8) && !defined(VAECONV_SWEEP_HALO) && \
-    !defined(VAECONV_SWEEP_HALO_FP8)
+    !defined(VAECONV_SWEEP_HALO_FP8) && !defined(VAECONV_SWEEP_TAPROW)
 using WideShape = SweepShape;
 #elif defined(VAECONV_WIDE_WGMMA)
 // Session-4 sweep (docs/perf-notes.md): two warpgroups of 64 x 96, BK = 64 (128-byte rows: half
@@ -193,9 +193,16 @@ using HaloShapeFp8 = TileShape<128, 96, 128, 2, 1, 4, 2>;
 // (8.5 KiB), built where the halo kernel is. The e4m3 form has the same patch: its three K steps
 // of 32 are one batch of 27 products per output, too short to need the promotion the wide fp8
 // tiles make every K tile, so the accumulators stay at 96 floats per thread.
+// A sweep build with flag "trw" (VAECONV_SWEEP_TAPROW) takes the candidate's shape for the bf16
+// kernel, its patch BM / 8 rows of 8 pixels.
+#if defined(VAECONV_SWEEP_TAPROW)
+using TapRowBf16 = TapRowHalo<VAECONV_SWEEP_BM / 8, 2>;
+using TapRowShape = SweepShape;
+#else
 using TapRowBf16 = TapRowHalo<32, 2>;
-using TapRowFp8 = TapRowHalo<32, 1>;
 using TapRowShape = TileShape<256, 96, 64, 2, 1, 3, 2>;
+#endif
+using TapRowFp8 = TapRowHalo<32, 1>;
 using TapRowShapeFp8 = TileShape<256, 96, 128, 2, 1, 3, 2>;
 
 #if defined(VAECONV_GPU_COMPILER)
