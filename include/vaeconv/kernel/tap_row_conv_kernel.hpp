@@ -12,9 +12,11 @@
 // tile). Here each input element is loaded by at most three threads (the tap rows that contain
 // it), once per block, and the atom reads K from the halo at constant offsets.
 //
-// Both operands are built with plain loads and LDS stores, once per block (one K tile: K = 3 K
-// steps): the tap rows from the input, the B tile from the packed weights (natural K order; the
-// 9 elements of kernel row kh sit 18 bytes apart there, too unaligned for 16-byte copies). One
+// Both operands are built in registers and stored to LDS, once per block (one K tile: K = 3 K
+// steps): the tap rows from the input with element loads, the B tile from the packed weights
+// with 16-byte loads of each row's first chunks, cut into kernel rows in registers (natural K
+// order: the 9 elements of kernel row kh sit 18 bytes apart, too unaligned for 16-byte copies
+// into LDS; the element loads this replaced cost 11 % of the kernel's time, session 12). One
 // tile per block: block i is patch (i / n_tiles) % patches of frame i / (patches * n_tiles),
 // Cout tile i % n_tiles (halo_coord). Built where the halo kernel is (kHaloKernel: the atom must
 // read LDS itself, wgmma); use_tap_row_kernel (tile_table.hpp) says which convs.
@@ -116,13 +118,15 @@ VAECONV_UNROLL
   }
 
  private:
-  // Both operands in two phases: every thread's loads first (all rounds of both fills, so that
-  // one load latency covers them), then the packing and the LDS stores. Units past a fill's
-  // count are predicated off. nvcc keeps the loaded elements in registers (no accumulator is
-  // live yet).
+  // Both operands in two phases: every thread's loads first (all rounds of the halo's tap rows
+  // and the B rows' vector loads, so that one load latency covers them), then the packing and
+  // the LDS stores. Units past a fill's count are predicated off. nvcc keeps the loaded
+  // elements in registers (no accumulator is live yet).
   static constexpr int kHaloRounds = (Halo::kHaloPixels + Policy::kThreads - 1) / Policy::kThreads;
-  static constexpr int kBUnits = Policy::BN * Halo::kSteps;
-  static constexpr int kBRounds = (kBUnits + Policy::kThreads - 1) / Policy::kThreads;
+  // The 16-byte chunks of a packed weight row that hold its 3 * 9 natural columns.
+  static constexpr int kBRowChunks = (Halo::kSteps * Halo::kTapElems * kElemBytes + 15) / 16;
+  static_assert(Policy::BN <= Policy::kThreads, "a thread per B row");
+  static_assert(kBRowChunks * 16 <= 128, "inside the packed row's first 128 bytes");
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void fill(const ConvParams& p, const BlockCoord& b,
                                                       const HaloCoord& hc, char* halo, char* lb) {
@@ -152,18 +156,18 @@ VAECONV_UNROLL
         hv[round][e] = ok ? uint32_t(x[at]) : 0u;
       }
     }
-    // B row n (output channel n0 + n; zeros past Cout), kernel row kh: the packed columns
-    // kh * 9 .. kh * 9 + 8.
-    const Elem* w = static_cast<const Elem*>(p.w);
-    uint32_t bv[kBRounds][Halo::kTapElems];
+    // B row n (output channel n0 + n; zeros past Cout): thread n loads the packed row's first
+    // 16-byte chunks, which hold its 27 natural columns (a row is 128-byte aligned and k_pad
+    // long, so they are in bounds), with kBRowChunks vector loads; kernel row kh is then columns
+    // kh * 9 .. kh * 9 + 8 of those words.
+    const bool b_ok = tid < Policy::BN && b.n0 + tid < p.cout;
+    uint4 braw[kBRowChunks];
+    {
+      const uint4* row = reinterpret_cast<const uint4*>(
+          static_cast<const char*>(p.w) +
+          (int64_t(b.n0 + tid) * int64_t(p.k_pad)) * int64_t(kElemBytes));
 VAECONV_UNROLL
-    for (int round = 0; round < kBRounds; ++round) {
-      const int u = tid + round * Policy::kThreads;
-      const int n = u / Halo::kSteps, kh = u % Halo::kSteps;
-      const bool ok = u < kBUnits && b.n0 + n < p.cout;
-      const uint32_t base = uint32_t(b.n0 + n) * uint32_t(p.k_pad) + uint32_t(kh * Halo::kTapElems);
-VAECONV_UNROLL
-      for (int e = 0; e < Halo::kTapElems; ++e) bv[round][e] = ok ? uint32_t(w[base + e]) : 0u;
+      for (int i = 0; i < kBRowChunks; ++i) braw[i] = b_ok ? row[i] : make_uint4(0, 0, 0, 0);
     }
 
 VAECONV_UNROLL
@@ -174,14 +178,29 @@ VAECONV_UNROLL
         return Halo::offset(j, q / Halo::kHaloCols, q % Halo::kHaloCols);
       });
     }
+    if (tid < Policy::BN) {
+      uint32_t words[4 * kBRowChunks];
 VAECONV_UNROLL
-    for (int round = 0; round < kBRounds; ++round) {
-      const int u = tid + round * Policy::kThreads;
-      if (u >= kBUnits) break;
-      // K step kh = chunks 2 kh and 2 kh + 1 of the SwizzledTile row.
-      store_tap_row(lb, bv[round], [&](int j) VAECONV_FORCE_INLINE_LAMBDA {
-        return Tile::offset(u / Halo::kSteps, (u % Halo::kSteps) * Halo::kChunks + j);
-      });
+      for (int i = 0; i < kBRowChunks; ++i) {
+        words[4 * i] = braw[i].x;
+        words[4 * i + 1] = braw[i].y;
+        words[4 * i + 2] = braw[i].z;
+        words[4 * i + 3] = braw[i].w;
+      }
+VAECONV_UNROLL
+      for (int kh = 0; kh < Halo::kSteps; ++kh) {
+        uint32_t v[Halo::kTapElems];
+VAECONV_UNROLL
+        for (int e = 0; e < Halo::kTapElems; ++e) {  // natural column kh * 9 + e
+          constexpr int kMask = kElemBytes == 2 ? 0xFFFF : 0xFF;
+          const int byte = (kh * Halo::kTapElems + e) * kElemBytes;
+          v[e] = (words[byte / 4] >> (8 * (byte % 4))) & uint32_t(kMask);
+        }
+        // K step kh = chunks 2 kh and 2 kh + 1 of the SwizzledTile row.
+        store_tap_row(lb, v, [&](int j) VAECONV_FORCE_INLINE_LAMBDA {
+          return Tile::offset(tid, kh * Halo::kChunks + j);
+        });
+      }
     }
   }
 
