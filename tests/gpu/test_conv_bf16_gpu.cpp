@@ -74,6 +74,9 @@ std::vector<Extra> extra_cases() {
       {"taprow_strided_inplace",
        with_padded_strides(ConvDesc::causal3x3x3(2, 1, 9, 70, 3, 96), 5, 8), inplace},
       {"taprow_1x1_nobias", ConvDesc::causal3x3x3(1, 1, 1, 1, 3, 96), nobias},
+      // Partial Cout tiles (B rows past Cout zeroed; Cout % 8 != 0: the element-wise store).
+      {"taprow_cout40_res", ConvDesc::causal3x3x3(1, 1, 37, 29, 3, 40), res},
+      {"taprow_n2_cout99_res", ConvDesc::causal3x3x3(2, 1, 19, 45, 3, 99), res},
       {"causal_cout3_odd", ConvDesc::causal3x3x3(1, 1, 61, 35, 96, 3), res},
       // Cout <= 3: the tap-reduce kernel (whole and partial 14 x 14 patches, video, views).
       {"tapreduce_video_t3", ConvDesc::causal3x3x3(1, 3, 29, 33, 32, 3), res},

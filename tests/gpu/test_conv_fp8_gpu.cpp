@@ -269,6 +269,8 @@ std::vector<Fp8Extra> fp8_extra_cases() {
       // residual; an fp8 output.
       {"taprow_n2_cout192_res", ConvDesc::causal3x3x3(2, 1, 45, 19, 3, 192), res},
       {"taprow_fp8_out", ConvDesc::causal3x3x3(1, 1, 33, 70, 3, 96), out8},
+      {"taprow_cout40_res", ConvDesc::causal3x3x3(1, 1, 37, 29, 3, 40), res},
+      {"taprow_n2_cout99_plain", ConvDesc::causal3x3x3(2, 1, 19, 45, 3, 99), plain},
       {"causal_cin24_scalar", ConvDesc::causal3x3x3(1, 1, 9, 11, 24, 32), plain},
       {"causal_cin16_cout3", ConvDesc::causal3x3x3(1, 1, 30, 31, 16, 3), res},
       {"tapreduce_video_t2", ConvDesc::causal3x3x3(1, 2, 19, 23, 32, 3), res},

@@ -109,7 +109,8 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
     for (int64_t h : {int64_t(0), H / 2, H - 1})
       for (int64_t ww : {int64_t(0), W / 3, W - 1}) pix.push_back({f, h, ww});
   std::mt19937_64 rng(5);
-  // The last frame lies past 2^31 input elements: half the random pixels go there, half anywhere.
+  // Half the random pixels go to the last frame (past 2^31 input elements where the input is
+  // that large; the Cin = 3 batch's is not, its output is), half anywhere.
   for (int i = 0; i < 400; ++i)
     pix.push_back({i % 2 ? F - 1 : int64_t(rng() % F), int64_t(rng() % H), int64_t(rng() % W)});
   int64_t checked = 0, bad = 0, past_2_31 = 0, out_past_2_31 = 0;

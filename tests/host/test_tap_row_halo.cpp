@@ -65,12 +65,18 @@ int run_tile(int h, int w, int oh0, int ow0, Break brk, unsigned seed) {
         const std::uint16_t v = in ? x[(size_t(ih) * w + iw) * kCin + H::tap_c(e)] : 0;
         E::store(smem, H::offset(e / kChunk, hr, c) + kEB * (e % kChunk), v);
       }
-  for (int n = 0; n < kN; ++n)
+  // B as the kernel cuts it: each packed row's first bytes as little-endian words, element k of
+  // them by packed_elem (the kernel's expression), at tap-row position k' (tap_row_k).
+  for (int n = 0; n < kN; ++n) {
+    std::uint32_t words[128 / 4] = {};
+    for (int k = 0; k < kKPad; ++k)
+      words[k * kEB / 4] |= std::uint32_t(wt[size_t(n) * kKPad + k]) << (8 * (k * kEB % 4));
     for (int kp = 0; kp < H::kK; ++kp) {
       const int k = brk == Break::kNaturalB ? kp : H::tap_row_k(kp);
-      const std::uint16_t v = k >= 0 ? wt[size_t(n) * kKPad + k] : 0;
+      const std::uint16_t v = k >= 0 ? std::uint16_t(H::packed_elem(words, k)) : 0;
       E::store(smem, stage + BTile::offset(n, kp / kChunk) + kEB * (kp % kChunk), v);
     }
+  }
 
   std::vector<std::vector<std::vector<double>>> d(
       kAtoms, std::vector<std::vector<double>>(128, std::vector<double>(kN / 2, 0.0)));
@@ -166,6 +172,16 @@ TEST(TapRowHalo, NegativeControlsFail) {
   EXPECT_NE(run_tile<Shipped>(3 * R, 30, R, 8, Break::kChunkStride, 8), 0);
   EXPECT_NE(run_tile<Shipped>(3 * R, 30, R, 8, Break::kNoRowShift, 9), 0);
   EXPECT_NE(run_tile<Shipped>(3 * R, 30, R, 8, Break::kNaturalB, 10), 0);
+  using Fp8 = vaeconv::kernel::TapRowFp8;
+  EXPECT_NE(run_tile<Fp8>(3 * R, 30, R, 8, Break::kNoRowShift, 12), 0);
+  EXPECT_NE(run_tile<Fp8>(3 * R, 30, R, 8, Break::kNaturalB, 13), 0);
+}
+
+TEST(TapRowHalo, PackedElemReadsLittleEndianWords) {
+  const std::uint32_t words[2] = {0x44332211u, 0x88776655u};
+  EXPECT_EQ(Shipped::packed_elem(words, 0), 0x2211u);
+  EXPECT_EQ(Shipped::packed_elem(words, 3), 0x8877u);
+  EXPECT_EQ(vaeconv::kernel::TapRowFp8::packed_elem(words, 5), 0x66u);
 }
 
 TEST(TapRowHalo, DispatchTakesOnlyCin3CausalFrames) {

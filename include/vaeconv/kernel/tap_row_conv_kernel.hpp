@@ -1,7 +1,8 @@
 // vaeconv/kernel/tap_row_conv_kernel.hpp — the causal T = 1 conv of a Cin = 3 layer, from a halo of
 // tap rows (tap_row_halo.hpp).
 //
-//   Policy    HaloPolicy: the halo kernel's wide tile and warpgroup atom, LDS [halo][B stage 0]
+//   Policy    HaloPolicy: a 256 x 96 tile of two warpgroups on the wgmma atom (tile_table.hpp:
+//             TapRowShape, TapRowShapeFp8); LDS [halo][B = stage 0 of the policy's layout]
 //   Halo      TapRowHalo: the patch (kRows x 8 output pixels = BM) and its (kRows + 2) x 8 tap rows
 //   Math      three K steps, kh = 0, 1, 2: A = halo rows r + kh, B = the weights of kernel row kh
 //   Epilogue  the shared epilogue (epilogue.hpp), rows mapped through the patch (PatchRows)
@@ -26,6 +27,7 @@
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/conv/packed_weights.hpp"
 #include "vaeconv/kernel/block_gemm.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
@@ -126,7 +128,7 @@ VAECONV_UNROLL
   // The 16-byte chunks of a packed weight row that hold its 3 * 9 natural columns.
   static constexpr int kBRowChunks = (Halo::kSteps * Halo::kTapElems * kElemBytes + 15) / 16;
   static_assert(Policy::BN <= Policy::kThreads, "a thread per B row");
-  static_assert(kBRowChunks * 16 <= 128, "inside the packed row's first 128 bytes");
+  static_assert(kBRowChunks * 16 <= kPackRowBytes, "inside a packed row (a multiple of these)");
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void fill(const ConvParams& p, const BlockCoord& b,
                                                       const HaloCoord& hc, char* halo, char* lb) {
@@ -157,9 +159,9 @@ VAECONV_UNROLL
       }
     }
     // B row n (output channel n0 + n; zeros past Cout): thread n loads the packed row's first
-    // 16-byte chunks, which hold its 27 natural columns (a row is 128-byte aligned and k_pad
-    // long, so they are in bounds), with kBRowChunks vector loads; kernel row kh is then columns
-    // kh * 9 .. kh * 9 + 8 of those words.
+    // 16-byte chunks, which hold its 27 natural columns, with kBRowChunks vector loads (the
+    // weights are 16-byte aligned and a row is k_pad elements, 128 bytes here, so they are in
+    // bounds); kernel row kh is then columns kh * 9 .. kh * 9 + 8 of those words.
     const bool b_ok = tid < Policy::BN && b.n0 + tid < p.cout;
     uint4 braw[kBRowChunks];
     {
@@ -191,11 +193,8 @@ VAECONV_UNROLL
       for (int kh = 0; kh < Halo::kSteps; ++kh) {
         uint32_t v[Halo::kTapElems];
 VAECONV_UNROLL
-        for (int e = 0; e < Halo::kTapElems; ++e) {  // natural column kh * 9 + e
-          constexpr int kMask = kElemBytes == 2 ? 0xFFFF : 0xFF;
-          const int byte = (kh * Halo::kTapElems + e) * kElemBytes;
-          v[e] = (words[byte / 4] >> (8 * (byte % 4))) & uint32_t(kMask);
-        }
+        for (int e = 0; e < Halo::kTapElems; ++e)
+          v[e] = Halo::packed_elem(words, kh * Halo::kTapElems + e);  // natural column kh*9 + e
         // K step kh = chunks 2 kh and 2 kh + 1 of the SwizzledTile row.
         store_tap_row(lb, v, [&](int j) VAECONV_FORCE_INLINE_LAMBDA {
           return Tile::offset(tid, kh * Halo::kChunks + j);

@@ -68,6 +68,12 @@ struct TapRowHalo {
   VAECONV_HD static constexpr int tap_row_k(int kp) {
     return kp % kStepElems < kTapElems ? (kp / kStepElems) * kTapElems + kp % kStepElems : -1;
   }
+  // Packed column k of a weight row held as little-endian 32-bit words (the row's first bytes,
+  // as the kernel loads them): its bf16 bits or e4m3 byte.
+  VAECONV_HD static constexpr uint32_t packed_elem(const uint32_t* words, int k) {
+    return (words[k * kElemBytes / 4] >> (8 * (k * kElemBytes % 4))) &
+           (kElemBytes == 2 ? 0xFFFFu : 0xFFu);
+  }
 };
 
 }  // namespace vaeconv::kernel

@@ -59,7 +59,8 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 // fp8 tile, with VAECONV_SWEEP_TR the bf16 tap-reduce tile, with VAECONV_SWEEP_EL the bf16 wide
 // element-wise tile, with VAECONV_SWEEP_HALO the halo kernel's tile, whose patch is then BM / 8 rows
 // of 8 pixels and which then takes every Cin up to 96, with VAECONV_SWEEP_HALO_FP8 the fp8 halo
-// kernel's tile, likewise) for a tuning sweep (bench/sweep.sh); shipped builds never set them.
+// kernel's tile, likewise, with VAECONV_SWEEP_TAPROW the bf16 tap-row kernel's tile, likewise)
+// for a tuning sweep (bench/sweep.sh); shipped builds never set them.
 #if defined(VAECONV_SWEEP_BM)
 #if !defined(VAECONV_SWEEP_MB)
 #define VAECONV_SWEEP_MB 1
