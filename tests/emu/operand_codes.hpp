@@ -33,4 +33,36 @@ struct OperandCode {
   static constexpr Decode kDecode = kElemBytes == 2 ? decode_bf16_le : decode_e4m3_byte;
 };
 
+// The accumulators of the m64 x kN wgmma atoms that cover a patch of kCols-pixel rows at
+// (oh0, ow0), checked against the direct 3 x 3 conv (zero padding outside the h x w frame) of
+// x [h][w][cin] with weights wt, row n at n * w_row_stride in the natural K order
+// ((kh * 3 + kw) * cin + c). d[atom][thread][r]: register r of warpgroup thread t of atom
+// `atom` (rows 64 atom ..), in the PTX accumulator layout. Returns the number that differ.
+template <class E>
+int wrong_patch_accumulators(const std::vector<std::vector<std::vector<double>>>& d, int kN,
+                             int kCols, int oh0, int ow0, int h, int w, int cin,
+                             const std::vector<std::uint16_t>& x,
+                             const std::vector<std::uint16_t>& wt, int w_row_stride) {
+  int bad = 0;
+  for (size_t atom = 0; atom < d.size(); ++atom)
+    for (int t = 0; t < 128; ++t)
+      for (int r = 0; r < kN / 2; ++r) {
+        const int warp = t / 32, lane = t % 32;
+        const int m = 64 * int(atom) + 16 * warp + lane / 4 + 8 * ((r / 2) % 2);
+        const int n = 8 * (r / 4) + 2 * (lane % 4) + r % 2;
+        const int oh = oh0 + m / kCols, ow = ow0 + m % kCols;
+        double want = 0;
+        for (int kh = 0; kh < 3; ++kh)
+          for (int kw = 0; kw < 3; ++kw) {
+            const int ih = oh - 1 + kh, iw = ow - 1 + kw;
+            if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
+            for (int c = 0; c < cin; ++c)
+              want += E::value(x[(size_t(ih) * w + iw) * cin + c]) *
+                      E::value(wt[size_t(n) * w_row_stride + (kh * 3 + kw) * cin + c]);
+          }
+        if (d[atom][size_t(t)][size_t(r)] != want) ++bad;
+      }
+  return bad;
+}
+
 }  // namespace vaeconv::emu

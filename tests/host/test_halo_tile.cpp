@@ -107,26 +107,7 @@ int run_tile(int h, int w, int cin, int oh0, int ow0, Break brk, unsigned seed) 
   }
 
   // Reference: out[m][n] = sum over taps and channels, zero padding outside the frame.
-  int bad = 0;
-  for (int wg = 0; wg < kAtoms; ++wg)
-    for (int t = 0; t < 128; ++t)
-      for (int r = 0; r < kN / 2; ++r) {
-        const int warp = t / 32, lane = t % 32;
-        const int m = 64 * wg + 16 * warp + lane / 4 + 8 * ((r / 2) % 2);
-        const int n = 8 * (r / 4) + 2 * (lane % 4) + r % 2;
-        const int oh = oh0 + m / H::kCols, ow = ow0 + m % H::kCols;
-        double want = 0;
-        for (int kh = 0; kh < 3; ++kh)
-          for (int kw = 0; kw < 3; ++kw) {
-            const int ih = oh - 1 + kh, iw = ow - 1 + kw;
-            if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
-            for (int c = 0; c < cin; ++c)
-              want += E::value(x[(size_t(ih) * w + iw) * cin + c]) *
-                      E::value(wt[size_t(n) * k + (kh * 3 + kw) * cin + c]);
-          }
-        if (d[size_t(wg)][size_t(t)][size_t(r)] != want) ++bad;
-      }
-  return bad;
+  return emu::wrong_patch_accumulators<E>(d, kN, H::kCols, oh0, ow0, h, w, cin, x, wt, k);
 }
 
 TEST(HaloTile, GeometryOfTheShippedHalo) {

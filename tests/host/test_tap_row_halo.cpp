@@ -95,26 +95,7 @@ int run_tile(int h, int w, int oh0, int ow0, Break brk, unsigned seed) {
       }
     }
 
-  int bad = 0;
-  for (int atom = 0; atom < kAtoms; ++atom)
-    for (int t = 0; t < 128; ++t)
-      for (int r = 0; r < kN / 2; ++r) {
-        const int warp = t / 32, lane = t % 32;
-        const int m = 64 * atom + 16 * warp + lane / 4 + 8 * ((r / 2) % 2);
-        const int n = 8 * (r / 4) + 2 * (lane % 4) + r % 2;
-        const int oh = oh0 + m / H::kCols, ow = ow0 + m % H::kCols;
-        double want = 0;
-        for (int kh = 0; kh < 3; ++kh)
-          for (int kw = 0; kw < 3; ++kw) {
-            const int ih = oh - 1 + kh, iw = ow - 1 + kw;
-            if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
-            for (int c = 0; c < kCin; ++c)
-              want += E::value(x[(size_t(ih) * w + iw) * kCin + c]) *
-                      E::value(wt[size_t(n) * kKPad + (kh * 3 + kw) * kCin + c]);
-          }
-        if (d[size_t(atom)][size_t(t)][size_t(r)] != want) ++bad;
-      }
-  return bad;
+  return emu::wrong_patch_accumulators<E>(d, kN, H::kCols, oh0, ow0, h, w, kCin, x, wt, kKPad);
 }
 
 TEST(TapRowHalo, GeometryOfTheShippedHalo) {
@@ -131,24 +112,29 @@ TEST(TapRowHalo, GeometryOfTheShippedHalo) {
   EXPECT_EQ(Shipped::tap_c(7), 1);
 }
 
-TEST(TapRowHalo, TapRowKNamesTheNaturalColumns) {
-  // Every natural column 0..26 appears exactly once; everything else is a zero.
-  for (int eb : {2, 1}) {
-    std::vector<int> seen(27, 0);
-    const int kk = eb == 2 ? TapRowHalo<32, 2>::kK : TapRowHalo<32, 1>::kK;
-    int zeros = 0;
-    for (int kp = 0; kp < kk; ++kp) {
-      const int k = eb == 2 ? TapRowHalo<32, 2>::tap_row_k(kp) : TapRowHalo<32, 1>::tap_row_k(kp);
-      if (k < 0) {
-        ++zeros;
-        continue;
-      }
-      ASSERT_LT(k, 27);
-      ++seen[size_t(k)];
+// Every natural column 0..26 appears exactly once among H's tap-row K positions; every other
+// position is a zero.
+template <class H>
+void expect_tap_row_k_covers_the_natural_columns() {
+  std::vector<int> seen(27, 0);
+  int zeros = 0;
+  for (int kp = 0; kp < H::kK; ++kp) {
+    const int k = H::tap_row_k(kp);
+    if (k < 0) {
+      ++zeros;
+      continue;
     }
-    for (int k = 0; k < 27; ++k) EXPECT_EQ(seen[size_t(k)], 1) << "elem bytes " << eb << " k " << k;
-    EXPECT_EQ(zeros, kk - 27);
+    ASSERT_LT(k, 27);
+    ++seen[size_t(k)];
   }
+  for (int k = 0; k < 27; ++k)
+    EXPECT_EQ(seen[size_t(k)], 1) << "elem bytes " << H::kElemBytes << " k " << k;
+  EXPECT_EQ(zeros, H::kK - 27);
+}
+
+TEST(TapRowHalo, TapRowKNamesTheNaturalColumns) {
+  expect_tap_row_k_covers_the_natural_columns<TapRowHalo<32, 2>>();
+  expect_tap_row_k_covers_the_natural_columns<TapRowHalo<32, 1>>();
   EXPECT_EQ(Shipped::tap_row_k(16 + 4), 9 + 4);  // kh 1, (kw 1, c 1)
   EXPECT_EQ(Shipped::tap_row_k(9), -1);          // the tap row's padding
 }

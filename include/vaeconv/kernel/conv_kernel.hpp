@@ -33,9 +33,7 @@ struct ConvKernel {
   using Tile = typename Gemm::Tile;
   using Slot = typename Gemm::Slot;
   static constexpr int kRowsA = Gemm::kRowsA, kRowsB = Gemm::kRowsB, kRowStep = Gemm::kRowStep;
-  static constexpr int kSmemBytes = Policy::kPipelineBytes > EpilogueShape<Policy>::kBytes
-                                        ? Policy::kPipelineBytes
-                                        : EpilogueShape<Policy>::kBytes;
+  static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
 
   // Tile i's block coordinates (the tile order in the header comment).
   VAECONV_DEVICE static BlockCoord tile_coord(const ConvParams& p, int i) {

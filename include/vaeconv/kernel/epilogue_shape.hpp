@@ -63,11 +63,13 @@ struct EpilogueShape {
   static constexpr int kPackedRowElems = Policy::BN + kPackedPad;
   static constexpr int kPackedBytes = Policy::BM * kPackedRowElems * 2;
   static constexpr int kPackedChunksPerRow = Policy::BN / 8;
+  // A kernel's LDS: its pipeline's or the fp32 staging's, the larger (the epilogue stages in it).
+  static constexpr int kKernelBytes =
+      Policy::kPipelineBytes > kBytes ? Policy::kPipelineBytes : kBytes;
   // The LDS the kernel hands the epilogue: above the copies ahead when it overlaps them
-  // (kFitsAboveAhead), else all of its LDS (the pipeline's or the fp32 staging's, the larger).
+  // (kFitsAboveAhead), else all of its LDS.
   static constexpr int kStagingRoom =
-      kFitsAboveAhead ? Policy::kPipelineBytes - Policy::kAheadBytes
-                      : (Policy::kPipelineBytes > kBytes ? Policy::kPipelineBytes : kBytes);
+      kFitsAboveAhead ? Policy::kPipelineBytes - Policy::kAheadBytes : kKernelBytes;
   static constexpr bool kPackedFits = kPackedBytes <= kStagingRoom;
   VAECONV_HD static constexpr int packed_index(int row, int col) {
     return row * kPackedRowElems + col;

@@ -59,6 +59,21 @@ VAECONV_DEVICE VAECONV_FORCE_INLINE void with_steps(int n, F&& f) {
   f(std::integral_constant<int, N>{});
 }
 
+// Block `block` of a halo kernel (this one or tap_row_conv_kernel.hpp): its patch and Cout tile
+// (halo_coord, patches of Halo::kRows x Halo::kCols pixels) and the frame they lie in.
+struct HaloBlock {
+  HaloCoord hc;
+  BlockCoord b;
+};
+template <class Halo, int BN>
+VAECONV_DEVICE VAECONV_FORCE_INLINE HaloBlock halo_block(const ConvParams& p, int block) {
+  HaloBlock h;
+  h.hc = halo_coord(block, p.patch_cols, p.m_blocks, p.n_tiles, Halo::kRows, Halo::kCols, BN);
+  h.b = frame_coord(p, h.hc.frame);
+  h.b.n0 = h.hc.n0;
+  return h;
+}
+
 template <class Policy>
 struct HaloConvKernel {
   using Halo = typename Policy::Halo;
@@ -69,17 +84,14 @@ struct HaloConvKernel {
   using Slot = typename Gemm::Slot;
   using FragC = typename Gemm::FragC;
   static_assert(Policy::kAtomReadsLds, "built for the wgmma atom (see the header)");
-  static constexpr int kSmemBytes = Policy::kPipelineBytes > EpilogueShape<Policy>::kBytes
-                                        ? Policy::kPipelineBytes
-                                        : EpilogueShape<Policy>::kBytes;
+  static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    const HaloCoord hc = halo_coord(int(blockIdx.x), p.patch_cols, p.m_blocks, p.n_tiles,
-                                    Halo::kRows, Halo::kCols, Policy::BN);
-    BlockCoord b = frame_coord(p, hc.frame);
-    b.n0 = hc.n0;
+    const HaloBlock blk = halo_block<Halo, Policy::BN>(p, int(blockIdx.x));
+    const HaloCoord& hc = blk.hc;
+    const BlockCoord& b = blk.b;
     char* halo = smem;
     char* stages = smem + Policy::kHaloBytes;
 

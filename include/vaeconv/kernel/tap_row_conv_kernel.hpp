@@ -63,17 +63,14 @@ struct TapRowConvKernel {
   static_assert(Policy::BK >= Halo::kK, "the three K steps are one K tile");
   static_assert(Atom::kM % Halo::kCols == 0 && Policy::WTM % Halo::kCols == 0,
                 "atoms start on patch rows");
-  static constexpr int kSmemBytes = Policy::kPipelineBytes > EpilogueShape<Policy>::kBytes
-                                        ? Policy::kPipelineBytes
-                                        : EpilogueShape<Policy>::kBytes;
+  static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    const HaloCoord hc = halo_coord(int(blockIdx.x), p.patch_cols, p.m_blocks, p.n_tiles,
-                                    Halo::kRows, Halo::kCols, Policy::BN);
-    BlockCoord b = frame_coord(p, hc.frame);
-    b.n0 = hc.n0;
+    const HaloBlock blk = halo_block<Halo, Policy::BN>(p, int(blockIdx.x));
+    const HaloCoord& hc = blk.hc;
+    const BlockCoord& b = blk.b;
     char* halo = smem;
     char* lb = smem + Policy::kHaloBytes;  // B: stage 0 of the policy's layout
 
