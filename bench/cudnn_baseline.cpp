@@ -1,5 +1,5 @@
 // cudnn_baseline.cpp — cuDNN on vaeconv_bench's problems (CUDA build with cuDNN only; see
-// cudnn_baseline.hpp for the interface and bench/CMakeLists.txt for when it is compiled).
+// vendor_baseline.hpp for the interface and bench/CMakeLists.txt for when it is compiled).
 //
 // What runs, per shape (N·T = 1 frame, NHWC bf16 activations, KRSC bf16 filter, fp32 compute):
 //   causal    cudnnConvolutionForward(pad 1, stride 1) + bias
@@ -18,7 +18,7 @@
 // cuDNN's conv); cudnnConvolutionBiasActivationForward with an identity activation (the bias fused
 // into the conv; cuDNN allows that only with IMPLICIT_PRECOMP_GEMM). Each way's output is checked
 // against the plain kernel's before it is timed. The conv alone without the bias is timed too.
-#include "cudnn_baseline.hpp"
+#include "vendor_baseline.hpp"
 
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -28,11 +28,10 @@
 #include <cstdio>
 
 #include "vaeconv/core/numerics_bf16.hpp"
+#include "vendor_common.hpp"
 
 namespace vaeconv_bench {
 namespace {
-
-constexpr int kWarmup = 3;
 
 const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
   switch (a) {
@@ -58,58 +57,7 @@ const char* math_name(cudnnMathType_t m) {
   }
 }
 
-// --- The pad / upsample / bias kernels an engine would run beside cuDNN ---------------------------
-// Vec = uint4 (8 bf16 channels) when C % 8 == 0, else uint16_t (one channel); cv = C / lanes.
-
-template <class Vec>
-__global__ void pad_br_kernel(const Vec* __restrict__ x, Vec* __restrict__ y, int64_t frames, int h,
-                              int w, int cv) {
-  const int64_t total = frames * int64_t(h + 1) * (w + 1) * cv;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = i % cv, p = i / cv;
-    const int64_t ow = p % (w + 1), oh = (p / (w + 1)) % (h + 1), f = p / (int64_t(w + 1) * (h + 1));
-    Vec v{};
-    if (oh < h && ow < w) v = x[((f * h + oh) * w + ow) * cv + c];
-    y[i] = v;
-  }
-}
-
-template <class Vec>
-__global__ void upsample2x_kernel(const Vec* __restrict__ x, Vec* __restrict__ y, int64_t frames,
-                                  int h, int w, int cv) {
-  // nearest-exact at scale 2: src = floor((dst + 0.5) / 2) = dst / 2.
-  const int64_t total = frames * int64_t(2 * h) * (2 * w) * cv;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = i % cv, p = i / cv;
-    const int64_t ow = p % (2 * w), oh = (p / (2 * w)) % (2 * h), f = p / (int64_t(2 * w) * (2 * h));
-    y[i] = x[((f * h + oh / 2) * w + ow / 2) * cv + c];
-  }
-}
-
-__global__ void bias_add_kernel(uint16_t* __restrict__ y, const float* __restrict__ b, int64_t total,
-                                int c) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x)
-    y[i] = vaeconv::float_to_bf16(vaeconv::bf16_to_float(y[i]) + b[i % c]);
-}
-
-__global__ void bias_add8_kernel(uint4* __restrict__ y, const float* __restrict__ b, int64_t total8,
-                                 int c) {  // c % 8 == 0: the 8 channels of a vector share a pixel
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total8;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    uint4 v = y[i];
-    uint16_t* e = reinterpret_cast<uint16_t*>(&v);
-    const int c0 = int((i * 8) % c);
-    for (int j = 0; j < 8; ++j) e[j] = vaeconv::float_to_bf16(vaeconv::bf16_to_float(e[j]) + b[c0 + j]);
-    y[i] = v;
-  }
-}
-
-unsigned grid_for(int64_t n) {
-  return unsigned(std::min<int64_t>((n + 255) / 256, int64_t(132) * 16));
-}
+using namespace vendor;
 
 // --- Everything one shape holds, released on every return path ---------------------------------
 struct State {
@@ -121,10 +69,7 @@ struct State {
   void *w = nullptr, *b = nullptr, *ws = nullptr, *ws2 = nullptr, *tmp = nullptr;
   float* bias_f32 = nullptr;
   std::vector<void*> xp;  // pre-padded / pre-upsampled inputs (down, up)
-  cudaEvent_t e0 = nullptr, e1 = nullptr;
   ~State() {
-    if (e0) cudaEventDestroy(e0);
-    if (e1) cudaEventDestroy(e1);
     for (void* p : xp) cudaFree(p);
     for (void* p : {w, b, ws, ws2, tmp, static_cast<void*>(bias_f32)})
       if (p) cudaFree(p);
@@ -142,43 +87,13 @@ struct State {
 std::string cudnn_err(const char* what, cudnnStatus_t s) {
   return std::string(what) + ": " + cudnnGetErrorString(s);
 }
-std::string cuda_err(const char* what, cudaError_t e) {
-  return std::string(what) + ": " + cudaGetErrorString(e);
-}
-
 #define TRY_CUDNN(expr)                                                      \
   do {                                                                       \
     const cudnnStatus_t s_ = (expr);                                         \
     if (s_ != CUDNN_STATUS_SUCCESS) return cudnn_err(#expr, s_);             \
   } while (0)
-#define TRY_CUDA(expr)                                                       \
-  do {                                                                       \
-    const cudaError_t e_ = (expr);                                           \
-    if (e_ != cudaSuccess) return cuda_err(#expr, e_);                       \
-  } while (0)
-#define TRY(expr)                                                            \
-  do {                                                                       \
-    std::string m_ = (expr);                                                 \
-    if (!m_.empty()) return m_;                                              \
-  } while (0)
-
-// Median of `iters` event-timed runs of run(i) after kWarmup untimed ones.
-template <class F>
-std::string time_median(const F& run, int iters, cudaStream_t s, const State& st, double* us) {
-  for (int i = 0; i < kWarmup; ++i) TRY(run(i));
-  TRY_CUDA(cudaStreamSynchronize(s));
-  std::vector<float> ms(static_cast<size_t>(iters));
-  for (int i = 0; i < iters; ++i) {
-    TRY_CUDA(cudaEventRecord(st.e0, s));
-    TRY(run(i));
-    TRY_CUDA(cudaEventRecord(st.e1, s));
-    TRY_CUDA(cudaEventSynchronize(st.e1));
-    TRY_CUDA(cudaEventElapsedTime(&ms[size_t(i)], st.e0, st.e1));
-  }
-  std::sort(ms.begin(), ms.end());
-  *us = 1e3 * ms[ms.size() / 2];
-  return {};
-}
+#define TRY_CUDA(expr) VENDOR_TRY_RT(expr)
+#define TRY(expr) VENDOR_TRY(expr)
 
 std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
                       const std::vector<float>& bias, const std::vector<void*>& xs,
@@ -188,12 +103,10 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   if (d.t != 1) return "the cuDNN baseline covers T = 1 (2D convs) only";
   if (xs.empty() || ys.empty()) return "no buffers";
   State st;
-  const int frames = int(d.n * d.t), h = int(d.h), w = int(d.w), cin = int(d.cin), cout = int(d.cout);
-  // The conv cuDNN runs: its input (after pad/upsample), padding and stride.
-  int ch = h, cw = w, pad = 1, stride = 1;
-  if (d.kind == ConvKind::kDownsample) { ch = h + 1; cw = w + 1; pad = 0; stride = 2; }
-  if (d.kind == ConvKind::kUpsample) { ch = 2 * h; cw = 2 * w; }
-  const bool has_prep = d.kind != ConvKind::kCausal3x3x3;
+  const VendorConv vc(d);
+  const int frames = vc.frames, cin = vc.cin, cout = vc.cout, ch = vc.ch, cw = vc.cw;
+  const int pad = vc.pad, stride = vc.stride;
+  const bool has_prep = vc.has_prep;
 
   TRY_CUDNN(cudnnCreate(&st.h));
   TRY_CUDNN(cudnnSetStream(st.h, stream));
@@ -228,22 +141,8 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   // The pad / upsample step, and the pre-padded / pre-upsampled copies the conv alone is timed on
   // (rotated like vaeconv's inputs: >= 256 MB in all, at most 16 copies).
   const size_t y_bytes = size_t(d.out_elements()) * 2;
-  const size_t prep_bytes = size_t(frames) * ch * cw * cin * 2;
-  const bool vec8 = cin % 8 == 0;
-  auto prep = [&](const void* x, void* y) -> std::string {
-    if (!has_prep) return {};
-    const int cv = vec8 ? cin / 8 : cin;
-    const int64_t n = int64_t(prep_bytes) / (vec8 ? 16 : 2);
-    if (d.kind == ConvKind::kDownsample) {
-      if (vec8) pad_br_kernel<<<grid_for(n), 256, 0, stream>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), frames, h, w, cv);
-      else pad_br_kernel<<<grid_for(n), 256, 0, stream>>>(static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y), frames, h, w, cv);
-    } else {
-      if (vec8) upsample2x_kernel<<<grid_for(n), 256, 0, stream>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), frames, h, w, cv);
-      else upsample2x_kernel<<<grid_for(n), 256, 0, stream>>>(static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y), frames, h, w, cv);
-    }
-    TRY_CUDA(cudaGetLastError());
-    return {};
-  };
+  const size_t prep_bytes = vc.prep_bytes();
+  auto prep = [&](const void* x, void* y) { return run_prep(vc, d.kind, x, y, stream); };
   std::vector<void*> conv_in = xs;
   if (has_prep) {
     const size_t copies = std::max<size_t>(1, std::min<size_t>(16, (size_t(256) << 20) / (prep_bytes + y_bytes)));
@@ -352,14 +251,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
         return {};
       case kKernel:
         TRY(conv(x, y));
-        if (cout % 8 == 0)
-          bias_add8_kernel<<<grid_for(y_elems / 8), 256, 0, stream>>>(static_cast<uint4*>(y), st.bias_f32,
-                                                                     y_elems / 8, cout);
-        else
-          bias_add_kernel<<<grid_for(y_elems), 256, 0, stream>>>(static_cast<uint16_t*>(y), st.bias_f32,
-                                                                 y_elems, cout);
-        TRY_CUDA(cudaGetLastError());
-        return {};
+        return add_bias(y, st.bias_f32, y_elems, cout, stream);
       default:
         TRY_CUDNN(fused(x, y));
         return {};
@@ -380,15 +272,8 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   for (int way : {kAddTensor, kFused}) {
     if (!usable[way]) continue;
     const std::string e = output_of(way, &got);
-    double num = 0, den = 0;
-    bool finite = e.empty();
-    for (size_t i = 0; finite && i < ref.size(); ++i) {
-      const double a = vaeconv::bf16_to_float(got[i]), b = vaeconv::bf16_to_float(ref[i]);
-      finite = std::isfinite(a) && std::isfinite(b);
-      num += (a - b) * (a - b);
-      den += b * b;
-    }
-    const double rel = den > 0 ? std::sqrt(num / den) : 0.0;
+    double rel = 0;
+    const bool finite = e.empty() && rel_l2(got, ref, &rel);
     if (!e.empty() || !finite || rel > 1e-2) {
       usable[way] = false;
       char buf[64];
@@ -401,10 +286,10 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   }
 
   // Timing: the conv alone, then each usable way with its bias.
-  TRY_CUDA(cudaEventCreate(&st.e0));
-  TRY_CUDA(cudaEventCreate(&st.e1));
+  Events ev;
+  TRY(ev.create());
   auto conv_alone = [&](int i) { return conv(conv_in[size_t(i) % conv_in.size()], ys[size_t(i) % ys.size()]); };
-  TRY(time_median(conv_alone, iters, stream, st, &r->conv_nobias_us));
+  TRY(time_median(conv_alone, iters, stream, ev, &r->conv_nobias_us));
   double way_us[kBiasWays] = {0, 0, 0};
   int best_way = -1;
   for (int way = 0; way < kBiasWays; ++way) {
@@ -412,7 +297,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
     auto run = [&](int i) {
       return conv_bias(way, conv_in[size_t(i) % conv_in.size()], ys[size_t(i) % ys.size()]);
     };
-    TRY(time_median(run, iters, stream, st, &way_us[way]));
+    TRY(time_median(run, iters, stream, ev, &way_us[way]));
     if (best_way < 0 || way_us[way] < way_us[best_way]) best_way = way;
   }
   r->conv_addtensor_us = way_us[kAddTensor];
@@ -432,7 +317,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
     }
     return conv_bias(best_way, x, y);
   };
-  if (has_prep) TRY(time_median(pipeline, iters, stream, st, &r->pipeline_us));
+  if (has_prep) TRY(time_median(pipeline, iters, stream, ev, &r->pipeline_us));
   else r->pipeline_us = r->conv_us;
 
   // The output for the full comparison with vaeconv: poison, run the pipeline on xs[0], fetch.

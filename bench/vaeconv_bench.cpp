@@ -1,5 +1,5 @@
 // vaeconv_bench — times the shipped BF16 and FP8 kernels on the 18 Qwen-Image VAE shapes, and the
-// platform's vendor library (cuDNN on NVIDIA) on the same problems in the same process.
+// platform's vendor library (cuDNN on NVIDIA, MIOpen on AMD) on the same problems in the same process.
 //
 //   vaeconv_bench                 all 18 seed shapes
 //   vaeconv_bench --shape ID      one shape (an id of kVaeShapes)
@@ -15,7 +15,7 @@
 // timed, a sample of output pixels (every channel) is checked against a direct CPU dot product, so
 // a fast wrong kernel never reports a time. The vendor library then runs the same problem (same
 // input buffers, same bf16 weights, the same bias rounded to bf16) and its whole output tensor is
-// compared with vaeconv's: a second, independent check (bench/cudnn_baseline.hpp says what cuDNN
+// compared with vaeconv's: a second, independent check (bench/vendor_baseline.hpp says what cuDNN
 // runs and how it is timed).
 #include <algorithm>
 #include <cmath>
@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "cudnn_baseline.hpp"
+#include "vendor_baseline.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/vae_shapes.hpp"

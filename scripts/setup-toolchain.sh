@@ -15,7 +15,8 @@ set -euo pipefail
 
 ROOT=${VAECONV_ROOT:-/opt/vaeconv-toolchain}
 STAMP="$ROOT/.vaeconv-toolchain-ready"
-PACKAGES="hipcc libamdhip64-dev librocprim-dev cmake g++ libgtest-dev ninja-build"
+# libmiopen-dev: the bench's MIOpen baseline (bench/miopen_baseline.cpp; ~0.4 GB to fetch, with rocBLAS).
+PACKAGES="hipcc libamdhip64-dev librocprim-dev libmiopen-dev cmake g++ libgtest-dev ninja-build"
 say() { echo "[setup-toolchain] $*" >&2; }
 
 rocm_version() {  # prints major.minor of an installed ROCm, or nothing
@@ -48,6 +49,15 @@ mount_root() {  # hipcc and apt inside the root need /proc and /dev
 if [ -f "$STAMP" ]; then
   say "reusing toolchain root $ROOT ($(cat "$STAMP"))"
   mount_root
+  # A root made before a package joined the list gets it now.
+  missing=$(for p in $PACKAGES; do chroot "$ROOT" dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
+            | grep -q 'install ok installed' || echo "$p"; done | tr '\n' ' ')
+  if [ -n "${missing// /}" ]; then
+    say "installing into the root what it lacks: $missing"
+    chroot "$ROOT" /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    chroot "$ROOT" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends -t experimental $missing >&2
+  fi
   echo "VAECONV_HIP=root VAECONV_ROOT=$ROOT"
   exit 0
 fi

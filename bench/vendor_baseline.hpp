@@ -1,14 +1,17 @@
-// cudnn_baseline.hpp — the platform vendor library run on the same conv problem as vaeconv, in
+// vendor_baseline.hpp — the platform vendor library run on the same conv problem as vaeconv, in
 // the same process, for vaeconv_bench.
 //
 // NVIDIA (VAECONV_BENCH_CUDNN, set by bench/CMakeLists.txt when cudnn.h and libcudnn are found at
 // configure time): cuDNN's legacy convolution API, NHWC bf16 in/out, fp32 compute, the fastest
 // algorithm chosen once at setup by cudnnFindConvolutionForwardAlgorithmEx with a preallocated
 // workspace, the bias added the fastest of three ways (cudnnAddTensor, a plain kernel, or fused by
-// cudnnConvolutionBiasActivationForward), the downsample's
-// ZeroPad2d((0,1,0,1)) and the upsample's nearest-exact x2 as separate kernels before the conv
-// (cudnn_baseline.cpp). AMD: a stub that reports MIOpen as not available. Elsewhere: a stub that
-// says why there is no baseline.
+// cudnnConvolutionBiasActivationForward) (cudnn_baseline.cpp).
+// AMD (VAECONV_BENCH_MIOPEN, set when miopen/miopen.h and libMIOpen are found): MIOpen, NHWC bf16
+// in/out, fp32 accumulation, the fastest algorithm found once by miopenFindConvolutionForwardAlgorithm
+// (exhaustive search), the bias added the faster of two ways (miopenConvolutionForwardBias or the
+// plain kernel) (miopen_baseline.cpp).
+// Both run the downsample's ZeroPad2d((0,1,0,1)) and the upsample's nearest-exact x2 as separate
+// kernels before the conv (vendor_common.hpp). Elsewhere: a stub that says why there is no baseline.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -28,13 +31,15 @@ struct VendorResult {
   int64_t workspace_bytes = 0;
   double conv_nobias_us = 0;  // the conv alone, no bias (pre-padded / pre-upsampled input)
   double conv_us = 0;         // conv + bias, the fastest way (pre-padded / pre-upsampled input)
-  double conv_addtensor_us = 0, conv_biaskernel_us = 0, conv_fused_us = 0;  // each way; 0 = not used
+  // Each way (0 = not used): the library's own bias op (cudnnAddTensor, miopenConvolutionForwardBias),
+  // the plain kernel, the bias fused into the conv (cuDNN only).
+  double conv_addtensor_us = 0, conv_biaskernel_us = 0, conv_fused_us = 0;
   double pipeline_us = 0;     // pad / upsample kernel + conv + bias: what an engine runs
                               // (equal to conv_us for the causal conv: nothing to add)
 };
 
-#if defined(VAECONV_BENCH_CUDNN)
-// The vendor library's name and version ("cuDNN 9.19.0"), or why none is available.
+#if defined(VAECONV_BENCH_CUDNN) || defined(VAECONV_BENCH_MIOPEN)
+// The vendor library's name and version ("cuDNN 9.19.0", "MIOpen 3.5.1"), or why none is available.
 bool vendor_available(std::string* name_or_reason);
 
 // Runs the vendor conv on the problem `d` (N = 1 frames of [H, W, C], T = 1):
@@ -54,12 +59,8 @@ VendorResult vendor_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t
 // No vendor baseline in this build: both functions say why.
 inline const char* vendor_missing_reason() {
 #if defined(VAECONV_BACKEND_HIP)
-#if defined(VAECONV_BENCH_MIOPEN_HEADER_FOUND)
-  return "MIOpen not available: miopen.h was found at configure time, but the MIOpen baseline "
-         "is a stub (not written: no AMD GPU to check it on)";
-#else
-  return "MIOpen not available (no miopen/miopen.h at configure time; the MIOpen baseline is a stub)";
-#endif
+  return "MIOpen not available (miopen/miopen.h or libMIOpen not found at configure time, or "
+         "VAECONV_BENCH_MIOPEN=OFF)";
 #else
   return "cuDNN not available (cudnn.h or libcudnn not found at configure time, or "
          "VAECONV_BENCH_CUDNN=OFF)";

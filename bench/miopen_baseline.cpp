@@ -1,0 +1,297 @@
+// miopen_baseline.cpp — MIOpen on vaeconv_bench's problems (HIP build with MIOpen only; see
+// vendor_baseline.hpp for the interface and bench/CMakeLists.txt for when it is compiled).
+//
+// What runs, per shape (N·T = 1 frame, NHWC bf16 activations, KRSC bf16 filter, fp32 accumulation):
+//   causal    miopenConvolutionForward(pad 1, stride 1) + bias
+//   down      pad kernel (ZeroPad2d((0,1,0,1))), then miopenConvolutionForward(pad 0, stride 2) + bias
+//   up        nearest-exact x2 kernel, then miopenConvolutionForward(pad 1) + bias
+// the same pad / upsample / bias kernels as the cuDNN baseline (vendor_common.hpp). NHWC is
+// described to MIOpen as NCHW lengths with NHWC strides (miopenSetTensorDescriptor), the filter as
+// [K][C][3][3] lengths with KRSC strides. The algorithm is chosen once per shape by
+// miopenFindConvolutionForwardAlgorithm with exhaustiveSearch (every algorithm and configuration
+// MIOpen has for the problem, timed on this GPU), with the workspace
+// miopenConvolutionForwardGetWorkSpaceSize asks for: the fastest it returns. All buffers are
+// allocated at setup; the timed loops allocate nothing.
+//
+// Bias: miopenConvolutionForwardBias (bf16 [1][C][1][1] bias, a second pass over y) and the plain
+// fp32-bias kernel; each is checked against the other's output before it is timed (a way whose
+// output differs is not used, and `bias_notes` says why), and the faster is MIOpen's number. A
+// fused conv + bias (MIOpen's fusion API) is not tried: it takes the fusion plan's own algorithm
+// choice rather than the searched one.
+//
+// Not run here: no AMD GPU can be reached from this project's machines. It is compiled in every
+// HIP build that finds MIOpen (CI's toolchain root installs it), and the bench reports its numbers
+// on an AMD machine with the same method as cuDNN's on NVIDIA.
+#include "vendor_baseline.hpp"
+
+#include <hip/hip_runtime.h>
+#include <miopen/miopen.h>
+#include <miopen/version.h>
+
+#include <cstdio>
+
+#include "vaeconv/core/numerics_bf16.hpp"
+#include "vendor_common.hpp"
+
+namespace vaeconv_bench {
+namespace {
+
+using namespace vendor;
+
+const char* algo_name(miopenConvFwdAlgorithm_t a) {
+  switch (a) {
+    case miopenConvolutionFwdAlgoGEMM: return "GEMM";
+    case miopenConvolutionFwdAlgoDirect: return "Direct";
+    case miopenConvolutionFwdAlgoFFT: return "FFT";
+    case miopenConvolutionFwdAlgoWinograd: return "Winograd";
+    case miopenConvolutionFwdAlgoImplicitGEMM: return "ImplicitGEMM";
+    default: return "?";
+  }
+}
+
+// Everything one shape holds, released on every return path.
+struct State {
+  miopenHandle_t h = nullptr;
+  miopenTensorDescriptor_t xd = nullptr, yd = nullptr, wd = nullptr, bd = nullptr;
+  miopenConvolutionDescriptor_t cd = nullptr;
+  void *w = nullptr, *b = nullptr, *ws = nullptr, *tmp = nullptr;
+  float* bias_f32 = nullptr;
+  std::vector<void*> xp;  // pre-padded / pre-upsampled inputs (down, up)
+  ~State() {
+    for (void* p : xp) (void)hipFree(p);
+    for (void* p : {w, b, ws, tmp, static_cast<void*>(bias_f32)})
+      if (p) (void)hipFree(p);
+    if (cd) miopenDestroyConvolutionDescriptor(cd);
+    for (miopenTensorDescriptor_t t : {bd, wd, yd, xd})
+      if (t) miopenDestroyTensorDescriptor(t);
+    if (h) miopenDestroy(h);
+  }
+};
+
+std::string miopen_err(const char* what, miopenStatus_t s) {
+  return std::string(what) + ": " + miopenGetErrorString(s);
+}
+
+#define TRY_MIOPEN(expr)                                                     \
+  do {                                                                       \
+    const miopenStatus_t s_ = (expr);                                        \
+    if (s_ != miopenStatusSuccess) return miopen_err(#expr, s_);             \
+  } while (0)
+#define TRY_HIP(expr) VENDOR_TRY_RT(expr)
+#define TRY(expr) VENDOR_TRY(expr)
+
+// A 4D bf16 NHWC tensor: NCHW lengths, NHWC strides.
+std::string set_nhwc(miopenTensorDescriptor_t t, int n, int c, int h, int w) {
+  const int lens[4] = {n, c, h, w};
+  const int strides[4] = {h * w * c, 1, w * c, c};
+  TRY_MIOPEN(miopenSetTensorDescriptor(t, miopenBFloat16, 4, lens, strides));
+  return {};
+}
+
+std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                      const std::vector<float>& bias, const std::vector<void*>& xs,
+                      const std::vector<void*>& ys, int iters, hipStream_t stream,
+                      std::vector<uint16_t>* y_host, VendorResult* r) {
+  if (d.t != 1) return "the MIOpen baseline covers T = 1 (2D convs) only";
+  if (xs.empty() || ys.empty()) return "no buffers";
+  State st;
+  const VendorConv vc(d);
+  const int frames = vc.frames, cin = vc.cin, cout = vc.cout;
+
+  TRY_MIOPEN(miopenCreate(&st.h));
+  TRY_MIOPEN(miopenSetStream(st.h, stream));
+  TRY_MIOPEN(miopenCreateTensorDescriptor(&st.xd));
+  TRY_MIOPEN(miopenCreateTensorDescriptor(&st.yd));
+  TRY_MIOPEN(miopenCreateTensorDescriptor(&st.wd));
+  TRY_MIOPEN(miopenCreateTensorDescriptor(&st.bd));
+  TRY_MIOPEN(miopenCreateConvolutionDescriptor(&st.cd));
+  TRY(set_nhwc(st.xd, frames, cin, vc.ch, vc.cw));
+  TRY(set_nhwc(st.wd, cout, cin, 3, 3));  // KRSC: the NHWC strides of a [K][C][3][3] tensor
+  TRY_MIOPEN(miopenInitConvolutionDescriptor(st.cd, miopenConvolution, vc.pad, vc.pad, vc.stride,
+                                             vc.stride, 1, 1));
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  TRY_MIOPEN(miopenGetConvolutionForwardOutputDim(st.cd, st.xd, st.wd, &on, &oc, &oh, &ow));
+  if (on != frames || oc != cout || oh != d.out_h() || ow != d.out_w())
+    return "MIOpen's output size " + std::to_string(oh) + "x" + std::to_string(ow) +
+           " differs from vaeconv's " + std::to_string(d.out_h()) + "x" + std::to_string(d.out_w());
+  TRY(set_nhwc(st.yd, frames, cout, oh, ow));
+  TRY(set_nhwc(st.bd, 1, cout, 1, 1));
+
+  // Weights and bias on the device.
+  std::vector<uint16_t> b16(bias.size());
+  for (size_t i = 0; i < bias.size(); ++i) b16[i] = vaeconv::float_to_bf16(bias[i]);
+  TRY_HIP(hipMalloc(&st.w, w_krsc.size() * 2));
+  TRY_HIP(hipMalloc(&st.b, b16.size() * 2));
+  TRY_HIP(hipMalloc(reinterpret_cast<void**>(&st.bias_f32), bias.size() * 4));
+  TRY_HIP(hipMemcpy(st.w, w_krsc.data(), w_krsc.size() * 2, hipMemcpyHostToDevice));
+  TRY_HIP(hipMemcpy(st.b, b16.data(), b16.size() * 2, hipMemcpyHostToDevice));
+  TRY_HIP(hipMemcpy(st.bias_f32, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
+
+  // The pad / upsample step, and the pre-padded / pre-upsampled copies the conv alone is timed on
+  // (rotated like vaeconv's inputs: >= 256 MB in all, at most 16 copies).
+  const size_t y_bytes = size_t(d.out_elements()) * 2;
+  const size_t prep_bytes = vc.prep_bytes();
+  auto prep = [&](const void* x, void* y) { return run_prep(vc, d.kind, x, y, stream); };
+  std::vector<void*> conv_in = xs;
+  if (vc.has_prep) {
+    const size_t copies =
+        std::max<size_t>(1, std::min<size_t>(16, (size_t(256) << 20) / (prep_bytes + y_bytes)));
+    for (size_t i = 0; i < copies; ++i) {
+      void* p = nullptr;
+      TRY_HIP(hipMalloc(&p, prep_bytes));
+      st.xp.push_back(p);
+      TRY(prep(xs[i % xs.size()], p));
+    }
+    conv_in = st.xp;
+    TRY_HIP(hipMalloc(&st.tmp, prep_bytes));
+  }
+
+  // The algorithm search, once, exhaustive, with the workspace MIOpen asks for.
+  size_t ws_size = 0;
+  TRY_MIOPEN(miopenConvolutionForwardGetWorkSpaceSize(st.h, st.wd, st.xd, st.cd, st.yd, &ws_size));
+  if (ws_size) TRY_HIP(hipMalloc(&st.ws, ws_size));
+  TRY_HIP(hipStreamSynchronize(stream));
+  constexpr int kMaxAlgos = 8;
+  miopenConvAlgoPerf_t perf[kMaxAlgos];
+  int found = 0;
+  TRY_MIOPEN(miopenFindConvolutionForwardAlgorithm(st.h, st.xd, conv_in[0], st.wd, st.w, st.cd,
+                                                   st.yd, ys[0], kMaxAlgos, &found, perf, st.ws,
+                                                   ws_size, /*exhaustiveSearch=*/true));
+  const miopenConvAlgoPerf_t* best = nullptr;
+  for (int i = 0; i < found; ++i)  // sorted fastest first; the first that fits the workspace
+    if (perf[i].memory <= ws_size) {
+      best = &perf[i];
+      break;
+    }
+  if (!best) return "miopenFindConvolutionForwardAlgorithm: no algorithm supports this problem";
+  const miopenConvFwdAlgorithm_t algo = best->fwd_algo;
+  r->algo = algo_name(algo);
+  r->workspace_bytes = int64_t(best->memory);
+
+  const float one = 1.f, zero = 0.f;
+  const int64_t y_elems = d.out_elements();
+  auto conv = [&](const void* x, void* y) -> std::string {
+    TRY_MIOPEN(miopenConvolutionForward(st.h, &one, st.xd, x, st.wd, st.w, st.cd, algo, &zero,
+                                        st.yd, y, st.ws, ws_size));
+    return {};
+  };
+
+  // Two ways to add the bias; each that agrees with the plain kernel's output is timed.
+  enum { kLibrary = 0, kKernel = 1, kBiasWays = 2 };
+  static const char* const kBiasName[kBiasWays] = {
+      "miopenConvolutionForwardBias (bf16 bias, separate pass over y)",
+      "own bias kernel (fp32 bias, separate 16-byte-vector pass over y, like PyTorch's add_)"};
+  bool usable[kBiasWays] = {true, true};
+  std::string notes;
+  auto conv_bias = [&](int way, const void* x, void* y) -> std::string {
+    TRY(conv(x, y));
+    if (way == kKernel) return add_bias(y, st.bias_f32, y_elems, cout, stream);
+    TRY_MIOPEN(miopenConvolutionForwardBias(st.h, &one, st.bd, st.b, &zero, st.yd, y));
+    return {};
+  };
+  auto output_of = [&](int way, std::vector<uint16_t>* out) -> std::string {
+    TRY_HIP(hipStreamSynchronize(stream));
+    TRY_HIP(hipMemset(ys[0], 0xFF, y_bytes));
+    TRY(conv_bias(way, conv_in[0], ys[0]));
+    TRY_HIP(hipStreamSynchronize(stream));
+    out->resize(size_t(y_elems));
+    TRY_HIP(hipMemcpy(out->data(), ys[0], y_bytes, hipMemcpyDeviceToHost));
+    return {};
+  };
+  std::vector<uint16_t> ref, got;
+  TRY(output_of(kKernel, &ref));
+  {
+    const std::string e = output_of(kLibrary, &got);
+    double rel = 0;
+    const bool finite = e.empty() && rel_l2(got, ref, &rel);
+    if (!e.empty() || !finite || rel > 1e-2) {
+      usable[kLibrary] = false;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "rel L2 %.2e", rel);
+      notes += std::string("miopenConvolutionForwardBias not used: ") +
+               (e.empty() ? (finite ? std::string(buf) + " vs the plain kernel"
+                                    : std::string("non-finite output"))
+                          : e) +
+               "; ";
+    }
+    (void)hipGetLastError();
+  }
+
+  // Timing: the conv alone, then each usable way with its bias.
+  Events ev;
+  TRY(ev.create());
+  auto conv_alone = [&](int i) {
+    return conv(conv_in[size_t(i) % conv_in.size()], ys[size_t(i) % ys.size()]);
+  };
+  TRY(time_median(conv_alone, iters, stream, ev, &r->conv_nobias_us));
+  double way_us[kBiasWays] = {0, 0};
+  int best_way = -1;
+  for (int way = 0; way < kBiasWays; ++way) {
+    if (!usable[way]) continue;
+    auto run = [&](int i) {
+      return conv_bias(way, conv_in[size_t(i) % conv_in.size()], ys[size_t(i) % ys.size()]);
+    };
+    TRY(time_median(run, iters, stream, ev, &way_us[way]));
+    if (best_way < 0 || way_us[way] < way_us[best_way]) best_way = way;
+  }
+  r->conv_addtensor_us = way_us[kLibrary];
+  r->conv_biaskernel_us = way_us[kKernel];
+  r->conv_us = way_us[best_way];
+  r->bias_mode = kBiasName[best_way];
+  r->bias_notes = notes;
+
+  // What an engine runs: pad / upsample, then the conv with the faster bias way.
+  auto pipeline = [&](int i) -> std::string {
+    void* y = ys[size_t(i) % ys.size()];
+    const void* x = xs[size_t(i) % xs.size()];
+    if (vc.has_prep) {
+      TRY(prep(x, st.tmp));
+      x = st.tmp;
+    }
+    return conv_bias(best_way, x, y);
+  };
+  if (vc.has_prep) TRY(time_median(pipeline, iters, stream, ev, &r->pipeline_us));
+  else r->pipeline_us = r->conv_us;
+
+  // The output for the full comparison with vaeconv: poison, run the pipeline on xs[0], fetch.
+  TRY_HIP(hipStreamSynchronize(stream));
+  TRY_HIP(hipMemset(ys[0], 0xFF, y_bytes));
+  TRY(pipeline(0));
+  TRY_HIP(hipStreamSynchronize(stream));
+  y_host->resize(size_t(y_elems));
+  TRY_HIP(hipMemcpy(y_host->data(), ys[0], y_bytes, hipMemcpyDeviceToHost));
+  r->ran = true;
+  return {};
+}
+
+}  // namespace
+
+bool vendor_available(std::string* name_or_reason) {
+  size_t major = 0, minor = 0, patch = 0;
+  const miopenStatus_t s = miopenGetVersion(&major, &minor, &patch);
+  if (s != miopenStatusSuccess) {
+    *name_or_reason = miopen_err("miopenGetVersion", s);
+    return false;
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "MIOpen %zu.%zu.%zu (built against %d.%d.%d)", major, minor, patch,
+                MIOPEN_VERSION_MAJOR, MIOPEN_VERSION_MINOR, MIOPEN_VERSION_PATCH);
+  *name_or_reason = buf;
+  return true;
+}
+
+VendorResult vendor_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                          const std::vector<float>& bias, const std::vector<void*>& xs,
+                          const std::vector<void*>& ys, int iters, void* stream,
+                          std::vector<uint16_t>* y_host) {
+  VendorResult r;
+  r.error = run_shape(d, w_krsc, bias, xs, ys, iters, static_cast<hipStream_t>(stream), y_host, &r);
+  if (!r.error.empty()) {
+    r.ran = false;
+    (void)hipGetLastError();
+    (void)hipDeviceSynchronize();
+  }
+  return r;
+}
+
+}  // namespace vaeconv_bench
