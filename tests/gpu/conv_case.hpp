@@ -31,6 +31,44 @@ inline int64_t span_elems(const Strides5& s, int64_t n, int64_t t, int64_t h, in
   return (n - 1) * s.n + (t - 1) * s.t + (h - 1) * s.h + (w - 1) * s.w + c;
 }
 
+// A view into wider NHWC tensors: each input pixel padded by in_pad extra channels, each output
+// pixel by out_pad (a multiple of the 16-byte chunk's elements where Cin fills chunks).
+inline ConvDesc with_padded_strides(ConvDesc d, int64_t in_pad, int64_t out_pad) {
+  d.in_strides.w = d.cin + in_pad;
+  d.in_strides.h = d.in_strides.w * d.w;
+  d.in_strides.t = d.in_strides.h * d.h;
+  d.in_strides.n = d.in_strides.t * d.t;
+  d.out_strides.w = d.cout + out_pad;
+  d.out_strides.h = d.out_strides.w * d.out_w();
+  d.out_strides.t = d.out_strides.h * d.out_h();
+  d.out_strides.n = d.out_strides.t * d.out_t();
+  return d;
+}
+
+// The offsets of d's output elements in its output span, in (n, t, h, w, c) order.
+inline std::vector<int64_t> output_offsets(const ConvDesc& d) {
+  std::vector<int64_t> v;
+  v.reserve(size_t(d.out_elements()));
+  const Strides5& s = d.out_strides;
+  for (int64_t n = 0; n < d.n; ++n)
+    for (int64_t t = 0; t < d.out_t(); ++t)
+      for (int64_t h = 0; h < d.out_h(); ++h)
+        for (int64_t w = 0; w < d.out_w(); ++w)
+          for (int64_t c = 0; c < d.cout; ++c) v.push_back(n * s.n + t * s.t + h * s.h + w * s.w + c);
+  return v;
+}
+
+// Elements of a span outside `offsets` whose bits differ from `init` (written between pixels).
+template <class T>
+int64_t gaps_touched(const std::vector<T>& got, const std::vector<T>& init,
+                     const std::vector<int64_t>& offsets) {
+  std::vector<uint8_t> is_valid(got.size(), 0);
+  for (int64_t i : offsets) is_valid[size_t(i)] = 1;
+  int64_t n = 0;
+  for (size_t i = 0; i < got.size(); ++i) n += !is_valid[i] && got[i] != init[i];
+  return n;
+}
+
 inline CaseResult run_conv_case(const ConvDesc& d, const CaseOptions& o) {
   CaseResult res;
   std::mt19937 rng(o.seed);
@@ -91,24 +129,16 @@ inline CaseResult run_conv_case(const ConvDesc& d, const CaseOptions& o) {
   res.guards_ok = y_dev.guards_intact();
 
   // Gather the valid output elements (strides may leave gaps), check gaps kept their init.
-  std::vector<uint8_t> is_valid(static_cast<size_t>(y_n), 0);
+  const std::vector<int64_t> offsets = output_offsets(d);
   std::vector<uint16_t> got;
   std::vector<float> want;
-  got.reserve(size_t(d.out_elements()));
-  want.reserve(size_t(d.out_elements()));
-  const Strides5& s = d.out_strides;
-  for (int64_t n = 0; n < d.n; ++n)
-    for (int64_t t = 0; t < d.out_t(); ++t)
-      for (int64_t h = 0; h < d.out_h(); ++h)
-        for (int64_t w = 0; w < d.out_w(); ++w)
-          for (int64_t c = 0; c < d.cout; ++c) {
-            const int64_t i = n * s.n + t * s.t + h * s.h + w * s.w + c;
-            is_valid[size_t(i)] = 1;
-            got.push_back(y_bits[size_t(i)]);
-            want.push_back(y_ref[size_t(i)]);
-          }
-  for (int64_t i = 0; i < y_n; ++i)
-    if (!is_valid[size_t(i)] && y_bits[size_t(i)] != y_init[size_t(i)]) ++res.gaps_touched;
+  got.reserve(offsets.size());
+  want.reserve(offsets.size());
+  for (int64_t i : offsets) {
+    got.push_back(y_bits[size_t(i)]);
+    want.push_back(y_ref[size_t(i)]);
+  }
+  res.gaps_touched = gaps_touched(y_bits, y_init, offsets);
   res.cmp = compare_bf16(got, want);
   return res;
 }

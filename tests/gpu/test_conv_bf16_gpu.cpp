@@ -36,20 +36,6 @@ struct Extra {
   CaseOptions opt;
 };
 
-ConvDesc with_padded_strides(ConvDesc d, int64_t in_pad, int64_t out_pad) {
-  // Pixels padded by extra channels (a multiple of 8 where Cin fills 16-byte chunks): a view into
-  // a wider NHWC tensor.
-  d.in_strides.w = d.cin + in_pad;
-  d.in_strides.h = d.in_strides.w * d.w;
-  d.in_strides.t = d.in_strides.h * d.h;
-  d.in_strides.n = d.in_strides.t * d.t;
-  d.out_strides.w = d.cout + out_pad;
-  d.out_strides.h = d.out_strides.w * d.out_w();
-  d.out_strides.t = d.out_strides.h * d.out_h();
-  d.out_strides.n = d.out_strides.t * d.out_t();
-  return d;
-}
-
 std::vector<Extra> extra_cases() {
   CaseOptions plain;  // bias on, no residual
   CaseOptions nobias;
@@ -84,6 +70,9 @@ std::vector<Extra> extra_cases() {
       {"tapreduce_cout2_nobias", ConvDesc::causal3x3x3(1, 1, 1, 1, 64, 2), nobias},
       {"tapreduce_inplace_whole_patches", ConvDesc::causal3x3x3(1, 1, 28, 14, 96, 3), inplace},
       {"tapreduce_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 2, 17, 30, 64, 3), 8, 5), res},
+      // More patches than resident blocks (a persistent grid loops, tile_table.hpp), K of five
+      // tiles (copies past the next patch's buffers, into the LDS the partials use), a batch.
+      {"tapreduce_persistent_video_n2", ConvDesc::causal3x3x3(2, 3, 130, 200, 48, 3), res},
       {"causal_cin16_cout32", ConvDesc::causal3x3x3(1, 1, 30, 30, 16, 32), plain},
       // T = 1 causal convs of the halo kernel, which takes Cin <= 96 (tile_table.hpp): partial
       // 32 x 8 patches, K steps crossing taps inside a K tile, a residual in place, padded

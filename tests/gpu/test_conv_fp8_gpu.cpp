@@ -33,8 +33,20 @@ struct Fp8Result {
   double mean_rel = 0;        // mean |y - ref| / mean |ref|
   double mean_rel_vs_bf16 = 0;
   int64_t quant_mismatch = 0; // device quantizer vs host quantizer (bytes + scale)
+  int64_t gaps_touched = 0;   // bytes between strided output pixels that were written
   bool guards_ok = true;
 };
+
+// The byte offsets of the two bytes of each bf16 element at `offsets`.
+std::vector<int64_t> byte_offsets(const std::vector<int64_t>& offsets) {
+  std::vector<int64_t> v;
+  v.reserve(offsets.size() * 2);
+  for (int64_t i : offsets) {
+    v.push_back(2 * i);
+    v.push_back(2 * i + 1);
+  }
+  return v;
+}
 
 // Packed fp8 weight (row, k) as the value it stands for (|value| with `abs`).
 float dequantized(const PackedWeightsHost& p, int64_t row, int64_t k, bool abs) {
@@ -66,6 +78,9 @@ Status reference_with_packed(const ConvDesc& d, const PackedWeightsHost& p, cons
     const std::vector<float> w = dequantized_torch_weights(d, p, abs);
     return reference::conv_reference(d, x, w.data(), bias, residual, y);
   }
+  if (d.in_strides.w != d.cin || d.in_strides.h != d.cin * d.w || d.out_strides.w != d.cout ||
+      d.out_strides.h != d.cout * d.out_w())
+    return Status(StatusCode::kUnsupported, "the phase reference below takes dense tensors");
   const int64_t frames = d.n * d.t, ho = d.out_h(), wo = d.out_w();
   ConvDesc dp = ConvDesc::causal3x3x3(frames, 1, d.h, d.w, d.cin, d.cout);
   dp.set_dtypes(DType::kBF16);
@@ -96,7 +111,10 @@ Fp8Result run_fp8_case(ConvDesc d, const Fp8Options& o) {
   d.set_dtypes(DType::kFP8E4M3);
   if (o.fp8_out) d.out_dtype = DType::kFP8E4M3;
   std::mt19937 rng(o.seed);
-  const int64_t x_n = d.in_elements(), y_n = d.out_elements();
+  // Spans of the (possibly strided) input and output views; the output's elements lie at `offsets`.
+  const int64_t x_n = span_elems(d.in_strides, d.n, d.t, d.h, d.w, d.cin);
+  const int64_t y_n = span_elems(d.out_strides, d.n, d.out_t(), d.out_h(), d.out_w(), d.cout);
+  const std::vector<int64_t> offsets = output_offsets(d);
   std::vector<uint16_t> x_bits, r_bits;
   std::vector<float> x_f, r_f, w_f;
   random_bf16(rng, static_cast<size_t>(x_n), -1.f, 1.f, &x_bits, &x_f);
@@ -142,7 +160,9 @@ Fp8Result run_fp8_case(ConvDesc d, const Fp8Options& o) {
   ws_dev.upload(packed.scales.data(), packed.scales.size() * 4);
   b_dev.upload(bias.data(), bias.size() * 4);
   if (o.residual) r_dev.upload(r_bits.data(), r_bits.size() * 2);
-  (void)hipMemset(y_dev.ptr(), 0xFF, y_dev.bytes());  // bf16 0xFFFF and e4m3fn 0xFF are NaN
+  // Poison: bf16 0xFFFF and e4m3fn 0xFF are NaN; the bytes between strided pixels must keep it.
+  const std::vector<uint8_t> y_init(y_dev.bytes(), 0xFF);
+  y_dev.upload(y_init.data(), y_init.size());
   float* scale_dev = static_cast<float*>(scales.ptr());
   r.status = precompiled::quantize_fp8(x_dev.ptr(), x_n, xq_dev.ptr(), scale_dev, ws.ptr(),
                                        ws_bytes, nullptr);
@@ -177,17 +197,25 @@ Fp8Result run_fp8_case(ConvDesc d, const Fp8Options& o) {
   for (int64_t i = 0; i < x_n; ++i) r.quant_mismatch += xq[static_cast<size_t>(i)] != xq_host[static_cast<size_t>(i)];
   if (std::memcmp(&x_scale_dev, &x_scale_host, 4) != 0) ++r.quant_mismatch;
 
-  // Output: bf16 directly, or fp8 dequantized with y_scale (tolerance widened by its rounding).
-  std::vector<uint16_t> got(static_cast<size_t>(y_n));
+  // Output: bf16 directly, or fp8 dequantized with y_scale (tolerance widened by its rounding);
+  // got / want hold the output's elements (at `offsets`), in order.
+  std::vector<uint8_t> y_bytes(y_dev.bytes());
+  y_dev.download(y_bytes.data(), y_bytes.size());
+  r.gaps_touched = gaps_touched(y_bytes, y_init, o.fp8_out ? offsets : byte_offsets(offsets));
+  std::vector<uint16_t> got;
+  std::vector<float> want, want_bf16;
+  for (int64_t i : offsets) {
+    uint16_t bits;
+    std::memcpy(&bits, y_bytes.data() + size_t(i) * 2, 2);
+    if (o.fp8_out) bits = float_to_bf16(e4m3fn_to_float(y_bytes[size_t(i)]) * y_scale);
+    got.push_back(bits);
+    want.push_back(ref[size_t(i)]);
+    want_bf16.push_back(ref_bf16[size_t(i)]);
+  }
   if (o.fp8_out) {
     // The reference is then the reference output rounded to e4m3fn at y_scale: the kernel must
     // land on the same code, or (accumulation order at a rounding boundary) on its neighbour.
-    std::vector<uint8_t> y8(static_cast<size_t>(y_n));
-    y_dev.download(y8.data(), y8.size());
-    for (size_t i = 0; i < y8.size(); ++i) {
-      got[i] = float_to_bf16(e4m3fn_to_float(y8[i]) * y_scale);
-      ref[i] = e4m3fn_to_float(quantize_e4m3fn(ref[i], y_scale)) * y_scale;
-    }
+    for (float& v : want) v = e4m3fn_to_float(quantize_e4m3fn(v, y_scale)) * y_scale;
     // Plus the accumulation's own bound: e4m3 wgmma adds into D with about 14 mantissa bits
     // (DeepSeek-V3 report, 3.3.2), so each of a promoted K interval's additions (128 K elements
     // at most: four k32 steps) may be off by 2^-13 of that interval's sum of |x * w|; over K, an
@@ -198,20 +226,20 @@ Fp8Result run_fp8_case(ConvDesc d, const Fp8Options& o) {
     r.status = reference_with_packed(d_ref, packed, x_abs.data(), nullptr, nullptr, /*abs=*/true,
                                      sum_abs.data());
     if (!r.status.ok()) return r;
-    for (auto& v : sum_abs) v = std::ldexp(v, -11);
-    r.cmp = compare_bf16(got, ref, 0.13, 2e-2 * y_scale, &sum_abs);  // an e4m3 step <= 1/8 rel.
+    std::vector<float> bound;
+    for (int64_t i : offsets) bound.push_back(std::ldexp(sum_abs[size_t(i)], -11));
+    r.cmp = compare_bf16(got, want, 0.13, 2e-2 * y_scale, &bound);  // an e4m3 step <= 1/8 rel.
   } else {
-    y_dev.download(got.data(), got.size() * 2);
-    r.cmp = compare_bf16(got, ref);
+    r.cmp = compare_bf16(got, want);
   }
   r.guards_ok = y_dev.guards_intact() && xq_dev.guards_intact();
   double num = 0, den = 0, num_b = 0, den_b = 0;
-  for (int64_t i = 0; i < y_n; ++i) {
-    const double g = bf16_to_float(got[static_cast<size_t>(i)]);
-    num += std::fabs(g - ref[static_cast<size_t>(i)]);
-    den += std::fabs(ref[static_cast<size_t>(i)]);
-    num_b += std::fabs(g - ref_bf16[static_cast<size_t>(i)]);
-    den_b += std::fabs(ref_bf16[static_cast<size_t>(i)]);
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = bf16_to_float(got[i]);
+    num += std::fabs(g - want[i]);
+    den += std::fabs(want[i]);
+    num_b += std::fabs(g - want_bf16[i]);
+    den_b += std::fabs(want_bf16[i]);
   }
   r.mean_rel = den > 0 ? num / den : num;
   r.mean_rel_vs_bf16 = den_b > 0 ? num_b / den_b : num_b;
@@ -225,6 +253,7 @@ void expect_fp8_ok(const ConvDesc& d, const Fp8Result& r) {
                           << r.cmp.nan << " NaN); first: " << r.cmp.first_bad;
   EXPECT_EQ(r.cmp.checked, d.out_elements());
   EXPECT_LT(r.mean_rel, 2e-2) << "mean relative error vs the dequantized reference";
+  EXPECT_EQ(r.gaps_touched, 0) << "bytes between strided output pixels were written";
   EXPECT_TRUE(r.guards_ok) << "a guard band was written";
   std::printf("[ vaeconv  ] fp8 %s: %lld elements, mean rel err %.3e (vs bf16 conv %.3e), rel L2 %.3e\n",
               d.to_string().c_str(), static_cast<long long>(r.cmp.checked), r.mean_rel,
@@ -275,6 +304,15 @@ std::vector<Fp8Extra> fp8_extra_cases() {
       {"causal_cin16_cout3", ConvDesc::causal3x3x3(1, 1, 30, 31, 16, 3), res},
       {"tapreduce_video_t2", ConvDesc::causal3x3x3(1, 2, 19, 23, 32, 3), res},
       {"tapreduce_fp8_out", ConvDesc::causal3x3x3(2, 1, 20, 30, 48, 3), out8},
+      {"tapreduce_persistent_video_n2", ConvDesc::causal3x3x3(2, 2, 130, 200, 48, 3), res},
+      // Views into wider tensors (padded pixels in and out): the tap-row kernel's element loads
+      // at an input pixel stride of 8 and 4 bytes, the e4m3 halo kernel, the tap-reduce kernel,
+      // the implicit GEMM of a video with 1-byte outputs.
+      {"taprow_strided_res", with_padded_strides(ConvDesc::causal3x3x3(2, 1, 9, 70, 3, 96), 5, 8), res},
+      {"taprow_strided_fp8_out", with_padded_strides(ConvDesc::causal3x3x3(1, 1, 33, 40, 3, 96), 1, 16), out8},
+      {"halo_strided_res", with_padded_strides(ConvDesc::causal3x3x3(1, 1, 37, 29, 96, 96), 16, 8), res},
+      {"tapreduce_strided_res", with_padded_strides(ConvDesc::causal3x3x3(1, 2, 17, 30, 64, 3), 16, 5), res},
+      {"causal_video_strided_fp8_out", with_padded_strides(ConvDesc::causal3x3x3(1, 3, 13, 17, 32, 64), 16, 8), out8},
       {"causal_fp8_out", ConvDesc::causal3x3x3(1, 1, 40, 24, 96, 96), out8},
       {"down_odd_fp8_out", ConvDesc::downsample(2, 1, 33, 21, 64, 64), out8},
       {"down_n2_odd", ConvDesc::downsample(2, 1, 77, 131, 96, 96), res},
