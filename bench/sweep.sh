@@ -19,7 +19,11 @@
 # with flag "hcN", the channels its halo holds); flag "hf8" the FP8 halo kernel's tile (BK in fp8
 # elements, 128 = one 128-byte row; patch as for "halo"; it then takes every T = 1 causal fp8 layer
 # with Cin a multiple of 32 up to 96); flag "trw" the bf16 tap-row kernel's tile (Cin = 3,
-# tap_row_conv_kernel.hpp; patch as for "halo"); flag "dup" runs the bf16 upsample convs in the direct form
+# tap_row_conv_kernel.hpp; patch as for "halo"); flags "trp" / "trnp" build the tap-reduce kernel
+# (bf16 and fp8) persistent / one patch per block (kTapReducePersistent); flags "bulk" / "nobulk"
+# store the packed epilogue's rows by the copy engine (cp.async.bulk, arch/nvidia.hpp) in all four
+# halo-policy kernels / in none (shipped: the bf16 halo kernel only, tile_table.hpp); flag "dup"
+# runs the bf16 upsample convs in the direct form
 # instead of the shipped four 2 x 2 phase convs on the source frame (conv/upsample_phases.hpp;
 # the candidate's shape is the wide bf16 tile's, so "128,96,64,2,1,4,dup,mb2" times it with the
 # shipped tile); flag "el" the BF16 wide element-wise tile
@@ -48,6 +52,10 @@ case "${1:-}" in
           halo) flags+=" -DVAECONV_SWEEP_HALO=1" ;;
           hf8) flags+=" -DVAECONV_SWEEP_HALO_FP8=1" ;;
           trw) flags+=" -DVAECONV_SWEEP_TAPROW=1" ;;
+          trp) flags+=" -DVAECONV_SWEEP_TR_PERSIST=1" ;;
+          trnp) flags+=" -DVAECONV_SWEEP_TR_PERSIST=0" ;;
+          bulk) flags+=" -DVAECONV_SWEEP_BULK=1" ;;
+          nobulk) flags+=" -DVAECONV_SWEEP_BULK=0" ;;
           dup) flags+=" -DVAECONV_SWEEP_DIRECT_UPSAMPLE=1" ;;
           hc*) flags+=" -DVAECONV_SWEEP_HALO_CIN=${f#hc}" ;;
           mma) flags+=" -DVAECONV_SWEEP_MMA=1" ;;

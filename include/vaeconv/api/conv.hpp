@@ -80,20 +80,24 @@ inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
                                             Kernel::kOverlapEpilogue);
 }
 
-// The tap-reduce kernel: one block per output patch of a frame.
+// The tap-reduce kernel: one block per output patch of a frame, or a persistent grid
+// (kernel::kTapReducePersistent, tap_reduce_kernel.hpp).
 template <class Policy>
 inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using Patch = kernel::TapReduceHalo<Policy::BM>;
-  using Kernel = kernel::TapReduceKernel<Policy, Patch>;
+  constexpr bool kPersistent = kernel::kTapReducePersistent;
+  using Kernel = kernel::TapReduceKernel<Policy, Patch, kPersistent>;
   static_assert(Kernel::kMaxCout >= kernel::kTapReduceMaxCout,
                 "the tile holds the nine taps of every Cout that use_tap_reduce() sends to it");
   kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
   p.patch_cols = Patch::patches(p.wo, Patch::kOutCols);
   p.m_blocks = Patch::patches(p.ho, Patch::kOutRows) * p.patch_cols;
   p.n_tiles = 1;
-  const dim3 grid(unsigned(p.m_blocks), unsigned(d.n * d.out_t()), 1);
-  return launch<Policy, Kernel::kSmemBytes>(&kernel::tap_reduce_kernel<Policy, Patch>, grid, p,
-                                            stream);
+  const int64_t tiles = int64_t(p.m_blocks) * int64_t(d.n * d.out_t());
+  VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, Policy::kThreads, kPersistent, " tap-reduce patches"));
+  p.tiles = int(tiles);
+  return launch<Policy, Kernel::kSmemBytes>(&kernel::tap_reduce_kernel<Policy, Patch, kPersistent>,
+                                            dim3(unsigned(tiles), 1, 1), p, stream, kPersistent);
 }
 
 // The halo kernels (halo_conv_kernel.hpp, tap_row_conv_kernel.hpp): one block per (output patch,

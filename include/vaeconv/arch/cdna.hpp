@@ -26,6 +26,7 @@ struct Cdna {
   static constexpr int kWaveSize = 64;
   static constexpr const char* kName = "cdna-gfx942/gfx950";
   static constexpr bool kStaticLds = true;  // LDS sized at compile time (<= 64 KiB on gfx942)
+  static constexpr bool kBulkStore = false;  // no LDS-to-global copy engine (arch/nvidia.hpp)
 
   using i32x4 = int __attribute__((ext_vector_type(4)));
   using f32x16 = float __attribute__((ext_vector_type(16)));

@@ -122,6 +122,47 @@ struct Nvidia {
 #endif
   }
 
+  // --- Epilogue stores from LDS by the copy engine (sm_90: cp.async.bulk) ------------------------
+  // The packed epilogue (epilogue.hpp) can hand each staged output row to the bulk copy engine
+  // instead of moving it through registers in 16-byte pieces: one instruction per row, issued by
+  // one thread, and the threads go on while the engine reads LDS and writes global memory.
+  // Protocol: every thread that wrote the staging calls bulk_fence() (its generic-proxy LDS writes
+  // become visible to the async proxy), then a barrier, then bulk_store() per row, bulk_commit()
+  // and bulk_wait_read() by each issuing thread before the LDS is written again or the block exits
+  // (the engine has then read the rows; the global writes complete on their own, visible to later
+  // kernels). Rows: 16-byte aligned at both ends, a multiple of 16 bytes. Available where the
+  // arch layer targets sm_90a (VAECONV_NVIDIA_WGMMA); a kernel policy opts in
+  // (kBulkStoreEpilogue, tile_table.hpp), as it is faster for some kernels and slower for others.
+#if defined(VAECONV_NVIDIA_WGMMA)
+  static constexpr bool kBulkStore = true;
+#else
+  static constexpr bool kBulkStore = false;
+#endif
+  VAECONV_DEVICE static void bulk_fence() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+  }
+  VAECONV_DEVICE static void bulk_store(void* global_dst, const void* lds_src, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(global_dst),
+                 "r"(smem_u32(lds_src)), "r"(bytes)
+                 : "memory");
+#else
+    (void)global_dst; (void)lds_src; (void)bytes;
+#endif
+  }
+  VAECONV_DEVICE static void bulk_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+  }
+  VAECONV_DEVICE static void bulk_wait_read() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+  }
+
   // --- Epilogue rounding: two floats to bf16, lo in bits 0-15 -----------------------------------
   // cvt.rn.bf16x2.f32 (sm_80+): round to nearest even, subnormals kept, overflow to Inf — the
   // same bits as float_to_bf16 (core/numerics_bf16.hpp) for every non-NaN input; a NaN stays a

@@ -175,12 +175,34 @@ VAECONV_UNROLL
         }
       });
     }
+    if constexpr (Policy::kBulkStoreEpilogue) Arch::bulk_fence();
     __syncthreads();
-    // 2. Each thread copies 8-channel chunks of staged rows to the output: one 16-byte LDS read,
-    //    one 16-byte store.
     uint16_t* y = static_cast<uint16_t*>(p.y);
     const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;
     const bool rows_packed = int64_t(p.out_sh) == int64_t(p.wo) * p.out_sw;
+    if constexpr (Policy::kBulkStoreEpilogue) {
+      // 2. Each staged row (pixel) goes out whole by the copy engine: its Cout-tile's channels,
+      //    BN * 2 bytes or the partial tile's (Cout - n0) * 2, both multiples of 16 (Cout % 8 == 0,
+      //    and rows of kPackedRowElems keep 16-byte alignment in LDS; output strides are
+      //    multiples of 8 elements, so each output pixel's run is 16-byte aligned too).
+      const int n_valid = p.cout - b.n0 < Policy::BN ? p.cout - b.n0 : Policy::BN;
+      bool issued = false;
+      for (int row = int(threadIdx.x); row < Policy::BM; row += Policy::kThreads) {
+        int m;
+        if (!rows.pixel(row, m)) continue;
+        Arch::bulk_store(y + out_offset(p, frame_out, rows_packed, m, b.n0),
+                         stage + Shape::packed_index(row, 0), uint32_t(n_valid) * 2u);
+        issued = true;
+      }
+      if (issued) {
+        Arch::bulk_commit();
+        Arch::bulk_wait_read();  // the rows are read out of LDS before it is written again
+      }
+      __syncthreads();
+      return;
+    }
+    // 2. Each thread copies 8-channel chunks of staged rows to the output: one 16-byte LDS read,
+    //    one 16-byte store.
     constexpr int kChunks = Policy::BM * Shape::kPackedChunksPerRow;
     constexpr int kSteps = (kChunks + Policy::kThreads - 1) / Policy::kThreads;
 VAECONV_UNROLL

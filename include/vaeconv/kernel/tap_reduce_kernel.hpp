@@ -8,9 +8,15 @@
 //             nine taps' partials (read from neighbouring halo rows), then dequant, bias,
 //             residual and one rounding (store_element, epilogue.hpp)
 //
-// Block (x, y): y is one output frame (n, ot); x is the output patch (patch row * patch_cols +
-// patch col). Each input pixel crosses L2 (halo pixels / patch pixels) times instead of 9: 1.31
+// Tiles: tile i is output patch i % m_blocks (patch row * patch_cols + patch col) of output frame
+// i / m_blocks. Each input pixel crosses L2 (halo pixels / patch pixels) times instead of 9: 1.31
 // with NVIDIA's 16 x 16 halo, 1.52 with AMD's 8 x 16 (tile_table.hpp).
+//
+// kPersistent (tile_table.hpp: kTapReducePersistent): block b computes tiles b, b + gridDim.x, ...
+// on a grid of the resident blocks, and issues the next patch's first kAhead K tiles (buffers
+// 0 .. kAhead-1) before it reduces the current one in the LDS above them, so its loads stay in
+// flight while it reduces and stores; the layer is latency-bound without it (docs/perf-notes.md).
+// Otherwise one tile per block and the partials reuse the pipeline's LDS.
 #pragma once
 #include <cstdint>
 
@@ -24,7 +30,7 @@
 
 namespace vaeconv::kernel {
 
-template <class Policy, class Patch>
+template <class Policy, class Patch, bool kPersistent>
 struct TapReduceKernel {
   using Gemm = BlockGemm<Policy>;
   using Arch = typename Policy::ArchT;
@@ -39,24 +45,37 @@ struct TapReduceKernel {
   // odd stride (BN + 4 = 36 made the reads 5-way).
   static constexpr int kRowFloats = Policy::BN + 5;
   static constexpr int kStageBytes = Policy::BM * kRowFloats * 4;
-  static constexpr int kSmemBytes =
-      Policy::kPipelineBytes > kStageBytes ? Policy::kPipelineBytes : kStageBytes;
+  // The partials' LDS: above the next patch's buffers when persistent (see the header).
+  static constexpr int kPartialsOffset = kPersistent ? Policy::kAheadBytes : 0;
+  static constexpr int kSmemBytes = Policy::kPipelineBytes > kPartialsOffset + kStageBytes
+                                        ? Policy::kPipelineBytes
+                                        : kPartialsOffset + kStageBytes;
+
+  VAECONV_DEVICE static PatchCoord tile_patch(const ConvParams& p, int tile) {
+    return patch_coord<Patch>(p, tile % p.m_blocks, tile / p.m_blocks);
+  }
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    const PatchCoord pc = patch_coord<Patch>(p, blockIdx.x, blockIdx.y);
+    int tile = blockIdx.x;
+    if (tile >= p.tiles) return;
+    PatchCoord pc = tile_patch(p, tile);
 
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
     HaloGather<Patch, Gemm::kRowsA, Gemm::kRowStep, Policy::BK, kElemBytes> ga;
     TapColumnGather<Patch, Gemm::kRowsB, Gemm::kRowStep, Policy::BK, kElemBytes> gb;
-    ga.init(p, pc, row0, chunk);
-    gb.init(p, row0, chunk);
-    const char* x_frame =
-        static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, pc.frame);
-    const auto view_a = Arch::make_view(x_frame, p.x_view_bytes);
+    auto view_a = Arch::make_view(p.x, p.x_view_bytes);
     const auto view_b = Arch::make_view(p.w, p.w_view_bytes);
+    // Points the gathers at K tile 0 of patch pc.
+    auto start_patch = [&]() VAECONV_FORCE_INLINE_LAMBDA {
+      ga.init(p, pc, row0, chunk);
+      gb.init(p, row0, chunk);
+      const char* x_frame =
+          static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, pc.frame);
+      view_a = Arch::make_view(x_frame, p.x_view_bytes);
+    };
 
     auto issue = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
       Gemm::copy_a(sl, smem, s, row0, chunk, ga, view_a);
@@ -74,8 +93,38 @@ struct TapReduceKernel {
     const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
     const int k_tiles = (p.taps_t * p.cin + Policy::BK - 1) / Policy::BK;
-    Gemm::run(acc, smem, k_tiles, wm0, wn0, lane, issue, flush);
+    typename Gemm::Slot slot[Gemm::kAhead];
+    start_patch();
+    Gemm::prologue(slot, k_tiles, issue);
+    if constexpr (!kPersistent) {
+      Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+      reduce(p, pc, acc, wm0, wn0, lane, smem);
+    } else {
+      for (;;) {
+        Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+        const PatchCoord done = pc;
+        tile += int(gridDim.x);
+        const bool more = tile < p.tiles;
+        if (more) {  // the next patch's first K tiles land in buffers 0 .. kAhead-1 meanwhile
+          pc = tile_patch(p, tile);
+          start_patch();
+          Gemm::prologue(slot, k_tiles, issue);
+        }
+        // The partials lie above those buffers. The next mainloop's first barrier comes before
+        // any copy into the LDS above them (buffers kAhead .. kStages-1, when K has more tiles).
+        reduce(p, done, acc, wm0, wn0, lane, smem + kPartialsOffset);
+        if (!more) break;
+      }
+    }
+  }
 
+ private:
+  // The epilogue: the partials to LDS, then each output's nine taps summed, scaled, stored.
+  template <class FragC>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void reduce(
+      const ConvParams& p, const PatchCoord& pc, FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
+      int wm0, int wn0, int lane, char* smem) {
+    const int tid = threadIdx.x;
     // 1. The partials P (fp32) to LDS, in the atom's C layout.
     float* part = reinterpret_cast<float*>(smem);
 VAECONV_UNROLL
@@ -121,10 +170,10 @@ VAECONV_UNROLL
   }
 };
 
-template <class Policy, class Patch>
+template <class Policy, class Patch, bool kPersistent>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
     tap_reduce_kernel(ConvParams p) {
-  run_with_lds<TapReduceKernel<Policy, Patch>, typename Policy::ArchT>(p);
+  run_with_lds<TapReduceKernel<Policy, Patch, kPersistent>, typename Policy::ArchT>(p);
 }
 
 }  // namespace vaeconv::kernel

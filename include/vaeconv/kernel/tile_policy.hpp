@@ -100,6 +100,9 @@ struct TilePolicy : Shape {
   using Schedule = PipelineSchedule<Shape::kStages, kBatchesInFlight,
                                     kPromoteEachTile && kPromotedBatchFirst>;
   static constexpr int kAheadBytes = Schedule::kAhead * kStageBytes;
+  // The packed epilogue's store: 16-byte pieces through registers (a policy that stores by the
+  // copy engine sets this where it measured faster: HaloPolicy, tile_table.hpp).
+  static constexpr bool kBulkStoreEpilogue = false;
 };
 
 }  // namespace vaeconv::kernel
