@@ -22,7 +22,8 @@
 # tap_row_conv_kernel.hpp; patch as for "halo"); flags "trp" / "trnp" build the tap-reduce kernel
 # (bf16 and fp8) persistent / one patch per block (kTapReducePersistent); flags "bulk" / "nobulk"
 # store the packed epilogue's rows by the copy engine (cp.async.bulk, arch/nvidia.hpp) in all four
-# halo-policy kernels / in none (shipped: the bf16 halo kernel only, tile_table.hpp); flag "dup"
+# halo-policy kernels / in none (shipped: the bf16 halo kernel only, tile_table.hpp), "bulkw" in
+# the wide tiles' kernels (bf16 and fp8) as well; flag "dup"
 # runs the bf16 upsample convs in the direct form
 # instead of the shipped four 2 x 2 phase convs on the source frame (conv/upsample_phases.hpp;
 # the candidate's shape is the wide bf16 tile's, so "128,96,64,2,1,4,dup,mb2" times it with the
@@ -56,6 +57,7 @@ case "${1:-}" in
           trnp) flags+=" -DVAECONV_SWEEP_TR_PERSIST=0" ;;
           bulk) flags+=" -DVAECONV_SWEEP_BULK=1" ;;
           nobulk) flags+=" -DVAECONV_SWEEP_BULK=0" ;;
+          bulkw) flags+=" -DVAECONV_SWEEP_BULK_WIDE=1" ;;
           dup) flags+=" -DVAECONV_SWEEP_DIRECT_UPSAMPLE=1" ;;
           hc*) flags+=" -DVAECONV_SWEEP_HALO_CIN=${f#hc}" ;;
           mma) flags+=" -DVAECONV_SWEEP_MMA=1" ;;

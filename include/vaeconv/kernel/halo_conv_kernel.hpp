@@ -34,12 +34,10 @@
 namespace vaeconv::kernel {
 
 // A tile policy whose stages hold B only, after a halo region aligned to the 1 KiB swizzle repeat
-// that B's descriptors need. The shared block GEMM and epilogue read these sizes. BulkStore: the
-// packed epilogue hands its staged rows to the copy engine where the arch has one (epilogue.hpp).
-template <class Base, class Halo_, bool BulkStore = false>
+// that B's descriptors need. The shared block GEMM and epilogue read these sizes.
+template <class Base, class Halo_>
 struct HaloPolicy : Base {
   using Halo = Halo_;
-  static constexpr bool kBulkStoreEpilogue = BulkStore && Base::ArchT::kBulkStore;
   static constexpr int kHaloBytes = (Halo::kBytes + 1023) / 1024 * 1024;
   static constexpr int kTileBytesA = 0;
   static constexpr int kStageBytes = Base::kTileBytesB;

@@ -57,8 +57,11 @@ struct TileShape {
   static_assert(kStages >= 2, "at least double buffering");
 };
 
-// A tile shape bound to an architecture's atom and wave size.
-template <class Shape, class Arch, class Atom>
+// A tile shape bound to an architecture's atom and wave size, and the packed epilogue's store:
+// BulkStore hands each staged output row to the copy engine where the arch has one
+// (Arch::kBulkStore, epilogue.hpp), else 16-byte pieces through registers. tile_table.hpp sets it
+// per kernel where it measured faster.
+template <class Shape, class Arch, class Atom, bool BulkStore = false>
 struct TilePolicy : Shape {
   using ArchT = Arch;
   using AtomT = Atom;
@@ -100,9 +103,7 @@ struct TilePolicy : Shape {
   using Schedule = PipelineSchedule<Shape::kStages, kBatchesInFlight,
                                     kPromoteEachTile && kPromotedBatchFirst>;
   static constexpr int kAheadBytes = Schedule::kAhead * kStageBytes;
-  // The packed epilogue's store: 16-byte pieces through registers (a policy that stores by the
-  // copy engine sets this where it measured faster: HaloPolicy, tile_table.hpp).
-  static constexpr bool kBulkStoreEpilogue = false;
+  static constexpr bool kBulkStoreEpilogue = BulkStore && Arch::kBulkStore;
 };
 
 }  // namespace vaeconv::kernel

@@ -227,6 +227,11 @@ constexpr bool kBulkStoreOthers = VAECONV_SWEEP_BULK;
 constexpr bool kBulkStoreHaloBf16 = true;
 constexpr bool kBulkStoreOthers = false;
 #endif
+#if defined(VAECONV_SWEEP_BULK_WIDE)  // sweep flag "bulkw": the wide tiles (bf16 and fp8) too
+constexpr bool kBulkStoreWide = VAECONV_SWEEP_BULK_WIDE;
+#else
+constexpr bool kBulkStoreWide = false;
+#endif
 
 #if defined(VAECONV_GPU_COMPILER)
 using Arch = arch::Current;
@@ -241,27 +246,28 @@ template <DType kType>
 struct Tiles;
 template <>
 struct Tiles<DType::kBF16> {
-  using Wide = TilePolicy<WideShape, Arch, WideAtomBf16>;
+  using Wide = TilePolicy<WideShape, Arch, WideAtomBf16, kBulkStoreWide>;
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
   using TapReduce = TilePolicy<TapReduceShape, Arch, Arch::AtomBf16>;
 #if defined(VAECONV_WIDE_WGMMA)
-  using Halo = HaloPolicy<TilePolicy<HaloShape, Arch, WideAtomBf16>, HaloBf16, kBulkStoreHaloBf16>;
+  using Halo = HaloPolicy<TilePolicy<HaloShape, Arch, WideAtomBf16, kBulkStoreHaloBf16>, HaloBf16>;
   using TapRow =
-      HaloPolicy<TilePolicy<TapRowShape, Arch, WideAtomBf16>, TapRowBf16, kBulkStoreOthers>;
+      HaloPolicy<TilePolicy<TapRowShape, Arch, WideAtomBf16, kBulkStoreOthers>, TapRowBf16>;
 #endif
 };
 template <>
 struct Tiles<DType::kFP8E4M3> {
 #if defined(VAECONV_WIDE_WGMMA)
-  using Halo = HaloPolicy<TilePolicy<HaloShapeFp8, Arch, Arch::AtomWgmmaFp8<HaloShapeFp8::WTN>>,
-                          HaloFp8, kBulkStoreOthers>;
-  using TapRow =
-      HaloPolicy<TilePolicy<TapRowShapeFp8, Arch, Arch::AtomWgmmaFp8<TapRowShapeFp8::WTN>>,
-                 TapRowFp8, kBulkStoreOthers>;
+  using Halo = HaloPolicy<
+      TilePolicy<HaloShapeFp8, Arch, Arch::AtomWgmmaFp8<HaloShapeFp8::WTN>, kBulkStoreOthers>,
+      HaloFp8>;
+  using TapRow = HaloPolicy<
+      TilePolicy<TapRowShapeFp8, Arch, Arch::AtomWgmmaFp8<TapRowShapeFp8::WTN>, kBulkStoreOthers>,
+      TapRowFp8>;
 #endif
-  using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8>;
+  using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8, kBulkStoreWide>;
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
