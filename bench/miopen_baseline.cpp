@@ -8,13 +8,15 @@
 // the same pad / upsample / bias kernels as the cuDNN baseline (vendor_common.hpp). NHWC is
 // described to MIOpen as NCHW lengths with NHWC strides (miopenSetTensorDescriptor), the filter as
 // [K][C][3][3] lengths with KRSC strides. The algorithm is chosen once per shape by
-// miopenFindConvolutionForwardAlgorithm with exhaustiveSearch (every algorithm and configuration
-// MIOpen has for the problem, timed on this GPU), with the workspace
+// miopenFindConvolutionForwardAlgorithm with exhaustiveSearch in the Normal find mode (the
+// default, DynamicHybrid, would return a find-db entry as it is and skip non-dynamic solvers on
+// a miss; Normal times every solver MIOpen has for the problem on this GPU), with the workspace
 // miopenConvolutionForwardGetWorkSpaceSize asks for: the fastest it returns. All buffers are
 // allocated at setup; the timed loops allocate nothing.
 //
-// Bias: miopenConvolutionForwardBias (bf16 [1][C][1][1] bias, a second pass over y) and the plain
-// fp32-bias kernel; each is checked against the other's output before it is timed (a way whose
+// Bias: miopenOpTensor(Add, y + bias -> y) with a bf16 [1][C][1][1] bias (a second pass over y;
+// what miopenConvolutionForwardBias does inside, which refuses bf16 tensors outright) and the
+// plain fp32-bias kernel; each is checked against the other's output before it is timed (a way whose
 // output differs is not used, and `bias_notes` says why), and the faster is MIOpen's number. A
 // fused conv + bias (MIOpen's fusion API) is not tried: it takes the fusion plan's own algorithm
 // choice rather than the searched one.
@@ -154,6 +156,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   constexpr int kMaxAlgos = 8;
   miopenConvAlgoPerf_t perf[kMaxAlgos];
   int found = 0;
+  TRY_MIOPEN(miopenSetConvolutionFindMode(st.cd, miopenConvolutionFindModeNormal));
   TRY_MIOPEN(miopenFindConvolutionForwardAlgorithm(st.h, st.xd, conv_in[0], st.wd, st.w, st.cd,
                                                    st.yd, ys[0], kMaxAlgos, &found, perf, st.ws,
                                                    ws_size, /*exhaustiveSearch=*/true));
@@ -179,14 +182,16 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   // Two ways to add the bias; each that agrees with the plain kernel's output is timed.
   enum { kLibrary = 0, kKernel = 1, kBiasWays = 2 };
   static const char* const kBiasName[kBiasWays] = {
-      "miopenConvolutionForwardBias (bf16 bias, separate pass over y)",
+      "miopenOpTensor add (bf16 bias, separate pass over y)",
       "own bias kernel (fp32 bias, separate 16-byte-vector pass over y, like PyTorch's add_)"};
   bool usable[kBiasWays] = {true, true};
   std::string notes;
   auto conv_bias = [&](int way, const void* x, void* y) -> std::string {
     TRY(conv(x, y));
     if (way == kKernel) return add_bias(y, st.bias_f32, y_elems, cout, stream);
-    TRY_MIOPEN(miopenConvolutionForwardBias(st.h, &one, st.bd, st.b, &zero, st.yd, y));
+    // y = 1 * y + 1 * bias (broadcast over N, H, W), + 0 * y: in place, as ForwardBias runs it.
+    TRY_MIOPEN(miopenOpTensor(st.h, miopenTensorOpAdd, &one, st.yd, y, &one, st.bd, st.b, &zero,
+                              st.yd, y));
     return {};
   };
   auto output_of = [&](int way, std::vector<uint16_t>* out) -> std::string {
@@ -208,7 +213,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
       usable[kLibrary] = false;
       char buf[64];
       std::snprintf(buf, sizeof buf, "rel L2 %.2e", rel);
-      notes += std::string("miopenConvolutionForwardBias not used: ") +
+      notes += std::string("miopenOpTensor bias not used: ") +
                (e.empty() ? (finite ? std::string(buf) + " vs the plain kernel"
                                     : std::string("non-finite output"))
                           : e) +

@@ -8,7 +8,7 @@
 // cudnnConvolutionBiasActivationForward) (cudnn_baseline.cpp).
 // AMD (VAECONV_BENCH_MIOPEN, set when miopen/miopen.h and libMIOpen are found): MIOpen, NHWC bf16
 // in/out, fp32 accumulation, the fastest algorithm found once by miopenFindConvolutionForwardAlgorithm
-// (exhaustive search), the bias added the faster of two ways (miopenConvolutionForwardBias or the
+// (exhaustive search), the bias added the faster of two ways (miopenOpTensor add or the
 // plain kernel) (miopen_baseline.cpp).
 // Both run the downsample's ZeroPad2d((0,1,0,1)) and the upsample's nearest-exact x2 as separate
 // kernels before the conv (vendor_common.hpp). Elsewhere: a stub that says why there is no baseline.
@@ -31,7 +31,7 @@ struct VendorResult {
   int64_t workspace_bytes = 0;
   double conv_nobias_us = 0;  // the conv alone, no bias (pre-padded / pre-upsampled input)
   double conv_us = 0;         // conv + bias, the fastest way (pre-padded / pre-upsampled input)
-  // Each way (0 = not used): the library's own bias op (cudnnAddTensor, miopenConvolutionForwardBias),
+  // Each way (0 = not used): the library's own bias op (cudnnAddTensor, miopenOpTensor add),
   // the plain kernel, the bias fused into the conv (cuDNN only).
   double conv_addtensor_us = 0, conv_biaskernel_us = 0, conv_fused_us = 0;
   double pipeline_us = 0;     // pad / upsample kernel + conv + bias: what an engine runs

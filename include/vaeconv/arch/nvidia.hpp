@@ -150,6 +150,9 @@ struct Nvidia {
                  : "memory");
 #else
     (void)global_dst; (void)lds_src; (void)bytes;
+#if defined(__CUDA_ARCH__)
+    __trap();  // a device pass below sm_90 reached a bulk store: fail loudly, never drop it
+#endif
 #endif
   }
   VAECONV_DEVICE static void bulk_commit() {
