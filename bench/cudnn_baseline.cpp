@@ -59,19 +59,16 @@ const char* math_name(cudnnMathType_t m) {
 
 using namespace vendor;
 
-// --- Everything one shape holds, released on every return path ---------------------------------
+// --- The cuDNN objects one shape holds (ShapeRun holds its buffers), released on every return path
 struct State {
   cudnnHandle_t h = nullptr;
   cudnnTensorDescriptor_t xd = nullptr, yd = nullptr, bd = nullptr, bd32 = nullptr;
   cudnnActivationDescriptor_t act = nullptr;
   cudnnFilterDescriptor_t wd = nullptr;
   cudnnConvolutionDescriptor_t cd = nullptr;
-  void *w = nullptr, *b = nullptr, *ws = nullptr, *ws2 = nullptr, *tmp = nullptr;
-  float* bias_f32 = nullptr;
-  std::vector<void*> xp;  // pre-padded / pre-upsampled inputs (down, up)
+  void *ws = nullptr, *ws2 = nullptr;
   ~State() {
-    for (void* p : xp) cudaFree(p);
-    for (void* p : {w, b, ws, ws2, tmp, static_cast<void*>(bias_f32)})
+    for (void* p : {ws, ws2})
       if (p) cudaFree(p);
     if (cd) cudnnDestroyConvolutionDescriptor(cd);
     if (wd) cudnnDestroyFilterDescriptor(wd);
@@ -99,14 +96,13 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
                       const std::vector<float>& bias, const std::vector<void*>& xs,
                       const std::vector<void*>& ys, int iters, cudaStream_t stream,
                       std::vector<uint16_t>* y_host, VendorResult* r) {
-  using vaeconv::ConvKind;
   if (d.t != 1) return "the cuDNN baseline covers T = 1 (2D convs) only";
   if (xs.empty() || ys.empty()) return "no buffers";
+  ShapeRun run(d, xs, ys, iters, stream);
   State st;
-  const VendorConv vc(d);
+  const VendorConv& vc = run.vc;
   const int frames = vc.frames, cin = vc.cin, cout = vc.cout, ch = vc.ch, cw = vc.cw;
   const int pad = vc.pad, stride = vc.stride;
-  const bool has_prep = vc.has_prep;
 
   TRY_CUDNN(cudnnCreate(&st.h));
   TRY_CUDNN(cudnnSetStream(st.h, stream));
@@ -128,33 +124,9 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   TRY_CUDNN(cudnnSetTensor4dDescriptor(st.yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, frames, cout, oh, ow));
   TRY_CUDNN(cudnnSetTensor4dDescriptor(st.bd, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, 1, cout, 1, 1));
 
-  // Weights and bias on the device.
-  std::vector<uint16_t> b16(bias.size());
-  for (size_t i = 0; i < bias.size(); ++i) b16[i] = vaeconv::float_to_bf16(bias[i]);
-  TRY_CUDA(cudaMalloc(&st.w, w_krsc.size() * 2));
-  TRY_CUDA(cudaMalloc(&st.b, b16.size() * 2));
-  TRY_CUDA(cudaMalloc(reinterpret_cast<void**>(&st.bias_f32), bias.size() * 4));
-  TRY_CUDA(cudaMemcpy(st.w, w_krsc.data(), w_krsc.size() * 2, cudaMemcpyHostToDevice));
-  TRY_CUDA(cudaMemcpy(st.b, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice));
-  TRY_CUDA(cudaMemcpy(st.bias_f32, bias.data(), bias.size() * 4, cudaMemcpyHostToDevice));
-
-  // The pad / upsample step, and the pre-padded / pre-upsampled copies the conv alone is timed on
-  // (rotated like vaeconv's inputs: >= 256 MB in all, at most 16 copies).
-  const size_t y_bytes = size_t(d.out_elements()) * 2;
-  const size_t prep_bytes = vc.prep_bytes();
-  auto prep = [&](const void* x, void* y) { return run_prep(vc, d.kind, x, y, stream); };
-  std::vector<void*> conv_in = xs;
-  if (has_prep) {
-    const size_t copies = std::max<size_t>(1, std::min<size_t>(16, (size_t(256) << 20) / (prep_bytes + y_bytes)));
-    for (size_t i = 0; i < copies; ++i) {
-      void* p = nullptr;
-      TRY_CUDA(cudaMalloc(&p, prep_bytes));
-      st.xp.push_back(p);
-      TRY(prep(xs[i % xs.size()], p));
-    }
-    conv_in = st.xp;
-    TRY_CUDA(cudaMalloc(&st.tmp, prep_bytes));
-  }
+  TRY(run.upload(w_krsc, bias));
+  TRY(run.prepare_inputs());
+  const std::vector<void*>& conv_in = run.conv_in;
 
   // The algorithm search, once, with a workspace as large as any algorithm asks for.
   size_t ws_find = 0;
@@ -170,7 +142,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   int max_algos = 0, found = 0;
   TRY_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(st.h, &max_algos));
   std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(1, max_algos)));
-  TRY_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(st.h, st.xd, conv_in[0], st.wd, st.w, st.cd, st.yd,
+  TRY_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(st.h, st.xd, conv_in[0], st.wd, run.w, st.cd, st.yd,
                                                    ys[0], int(perf.size()), &found, perf.data(),
                                                    st.ws, ws_find));
   const cudnnConvolutionFwdAlgoPerf_t* best = nullptr;
@@ -189,9 +161,8 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   const size_t ws_size = best->memory;
 
   const float one = 1.f, zero = 0.f;
-  const int64_t y_elems = d.out_elements();
   auto conv = [&](const void* x, void* y) -> std::string {
-    TRY_CUDNN(cudnnConvolutionForward(st.h, &one, st.xd, x, st.wd, st.w, st.cd, algo, st.ws, ws_size,
+    TRY_CUDNN(cudnnConvolutionForward(st.h, &one, st.xd, x, st.wd, run.w, st.cd, algo, st.ws, ws_size,
                                       &zero, st.yd, y));
     return {};
   };
@@ -225,15 +196,15 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   }
   auto fused = [&](const void* x, void* y) -> cudnnStatus_t {
     return cudnnConvolutionBiasActivationForward(
-        st.h, &one, st.xd, x, st.wd, st.w, st.cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, st.ws2,
+        st.h, &one, st.xd, x, st.wd, run.w, st.cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, st.ws2,
         ws_fused, &zero, st.yd, y, fused_bd, fused_bias, st.act, st.yd, y);
   };
   if (usable[kFused]) {
-    fused_bias = st.bias_f32;
+    fused_bias = run.bias_f32;
     cudnnStatus_t s = fused(conv_in[0], ys[0]);
     if (s != CUDNN_STATUS_SUCCESS) {
       fused_bd = st.bd;
-      fused_bias = st.b;
+      fused_bias = run.b;
       const cudnnStatus_t s2 = fused(conv_in[0], ys[0]);
       if (s2 != CUDNN_STATUS_SUCCESS) {
         usable[kFused] = false;
@@ -247,86 +218,29 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
     switch (way) {
       case kAddTensor:
         TRY(conv(x, y));
-        TRY_CUDNN(cudnnAddTensor(st.h, &one, st.bd, st.b, &one, st.yd, y));
+        TRY_CUDNN(cudnnAddTensor(st.h, &one, st.bd, run.b, &one, st.yd, y));
         return {};
       case kKernel:
         TRY(conv(x, y));
-        return add_bias(y, st.bias_f32, y_elems, cout, stream);
+        return add_bias(y, run.bias_f32, run.y_elems, cout, stream);
       default:
         TRY_CUDNN(fused(x, y));
         return {};
     }
   };
-  // Output of one way on conv_in[0] (poisoned first).
-  auto output_of = [&](int way, std::vector<uint16_t>* out) -> std::string {
-    TRY_CUDA(cudaStreamSynchronize(stream));
-    TRY_CUDA(cudaMemset(ys[0], 0xFF, y_bytes));
-    TRY(conv_bias(way, conv_in[0], ys[0]));
-    TRY_CUDA(cudaStreamSynchronize(stream));
-    out->resize(size_t(y_elems));
-    TRY_CUDA(cudaMemcpy(out->data(), ys[0], y_bytes, cudaMemcpyDeviceToHost));
-    return {};
-  };
-  std::vector<uint16_t> ref, got;
-  TRY(output_of(kKernel, &ref));
-  for (int way : {kAddTensor, kFused}) {
-    if (!usable[way]) continue;
-    const std::string e = output_of(way, &got);
-    double rel = 0;
-    const bool finite = e.empty() && rel_l2(got, ref, &rel);
-    if (!e.empty() || !finite || rel > 1e-2) {
-      usable[way] = false;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "rel L2 %.2e", rel);
-      notes += std::string(way == kFused ? "fused" : "cudnnAddTensor") + " not used: " +
-               (e.empty() ? (finite ? std::string(buf) + " vs the plain kernel" : std::string("non-finite output")) : e) +
-               "; ";
-    }
-    (void)cudaGetLastError();
-  }
-
-  // Timing: the conv alone, then each usable way with its bias.
-  Events ev;
-  TRY(ev.create());
-  auto conv_alone = [&](int i) { return conv(conv_in[size_t(i) % conv_in.size()], ys[size_t(i) % ys.size()]); };
-  TRY(time_median(conv_alone, iters, stream, ev, &r->conv_nobias_us));
-  double way_us[kBiasWays] = {0, 0, 0};
-  int best_way = -1;
-  for (int way = 0; way < kBiasWays; ++way) {
-    if (!usable[way]) continue;
-    auto run = [&](int i) {
-      return conv_bias(way, conv_in[size_t(i) % conv_in.size()], ys[size_t(i) % ys.size()]);
-    };
-    TRY(time_median(run, iters, stream, ev, &way_us[way]));
-    if (best_way < 0 || way_us[way] < way_us[best_way]) best_way = way;
-  }
+  static const char* const kNoteName[kBiasWays] = {"cudnnAddTensor", "own bias kernel", "fused"};
+  double way_us[kBiasWays];
+  ShapeRun::Times t;
+  TRY(run.check_time_fetch(ShapeRun::Ways<kBiasWays>{kNoteName, usable, kKernel}, conv, conv_bias,
+                           way_us, &t, y_host));
+  r->conv_nobias_us = t.conv_nobias_us;
   r->conv_addtensor_us = way_us[kAddTensor];
   r->conv_biaskernel_us = way_us[kKernel];
   r->conv_fused_us = way_us[kFused];
-  r->conv_us = way_us[best_way];
-  r->bias_mode = kBiasName[best_way];
-  r->bias_notes = notes;
-
-  // What an engine runs: pad / upsample, then the conv with the fastest bias way.
-  auto pipeline = [&](int i) -> std::string {
-    void* y = ys[size_t(i) % ys.size()];
-    const void* x = xs[size_t(i) % xs.size()];
-    if (has_prep) {
-      TRY(prep(x, st.tmp));
-      x = st.tmp;
-    }
-    return conv_bias(best_way, x, y);
-  };
-  if (has_prep) TRY(time_median(pipeline, iters, stream, ev, &r->pipeline_us));
-  else r->pipeline_us = r->conv_us;
-
-  // The output for the full comparison with vaeconv: poison, run the pipeline on xs[0], fetch.
-  TRY_CUDA(cudaStreamSynchronize(stream));
-  TRY_CUDA(cudaMemset(ys[0], 0xFF, y_bytes));
-  TRY(pipeline(0));
-  TRY_CUDA(cudaStreamSynchronize(stream));
-  y_host->resize(size_t(y_elems));
-  TRY_CUDA(cudaMemcpy(y_host->data(), ys[0], y_bytes, cudaMemcpyDeviceToHost));
+  r->conv_us = way_us[t.best_way];
+  r->pipeline_us = t.pipeline_us;
+  r->bias_mode = kBiasName[t.best_way];
+  r->bias_notes = notes + t.notes;
   r->ran = true;
   return {};
 }

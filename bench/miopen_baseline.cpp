@@ -51,18 +51,14 @@ const char* algo_name(miopenConvFwdAlgorithm_t a) {
   }
 }
 
-// Everything one shape holds, released on every return path.
+// The MIOpen objects one shape holds (ShapeRun holds its buffers), released on every return path.
 struct State {
   miopenHandle_t h = nullptr;
   miopenTensorDescriptor_t xd = nullptr, yd = nullptr, wd = nullptr, bd = nullptr;
   miopenConvolutionDescriptor_t cd = nullptr;
-  void *w = nullptr, *b = nullptr, *ws = nullptr, *tmp = nullptr;
-  float* bias_f32 = nullptr;
-  std::vector<void*> xp;  // pre-padded / pre-upsampled inputs (down, up)
+  void* ws = nullptr;
   ~State() {
-    for (void* p : xp) (void)hipFree(p);
-    for (void* p : {w, b, ws, tmp, static_cast<void*>(bias_f32)})
-      if (p) (void)hipFree(p);
+    if (ws) (void)hipFree(ws);
     if (cd) miopenDestroyConvolutionDescriptor(cd);
     for (miopenTensorDescriptor_t t : {bd, wd, yd, xd})
       if (t) miopenDestroyTensorDescriptor(t);
@@ -96,8 +92,9 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
                       std::vector<uint16_t>* y_host, VendorResult* r) {
   if (d.t != 1) return "the MIOpen baseline covers T = 1 (2D convs) only";
   if (xs.empty() || ys.empty()) return "no buffers";
+  ShapeRun run(d, xs, ys, iters, stream);
   State st;
-  const VendorConv vc(d);
+  const VendorConv& vc = run.vc;
   const int frames = vc.frames, cin = vc.cin, cout = vc.cout;
 
   TRY_MIOPEN(miopenCreate(&st.h));
@@ -119,34 +116,9 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   TRY(set_nhwc(st.yd, frames, cout, oh, ow));
   TRY(set_nhwc(st.bd, 1, cout, 1, 1));
 
-  // Weights and bias on the device.
-  std::vector<uint16_t> b16(bias.size());
-  for (size_t i = 0; i < bias.size(); ++i) b16[i] = vaeconv::float_to_bf16(bias[i]);
-  TRY_HIP(hipMalloc(&st.w, w_krsc.size() * 2));
-  TRY_HIP(hipMalloc(&st.b, b16.size() * 2));
-  TRY_HIP(hipMalloc(reinterpret_cast<void**>(&st.bias_f32), bias.size() * 4));
-  TRY_HIP(hipMemcpy(st.w, w_krsc.data(), w_krsc.size() * 2, hipMemcpyHostToDevice));
-  TRY_HIP(hipMemcpy(st.b, b16.data(), b16.size() * 2, hipMemcpyHostToDevice));
-  TRY_HIP(hipMemcpy(st.bias_f32, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
-
-  // The pad / upsample step, and the pre-padded / pre-upsampled copies the conv alone is timed on
-  // (rotated like vaeconv's inputs: >= 256 MB in all, at most 16 copies).
-  const size_t y_bytes = size_t(d.out_elements()) * 2;
-  const size_t prep_bytes = vc.prep_bytes();
-  auto prep = [&](const void* x, void* y) { return run_prep(vc, d.kind, x, y, stream); };
-  std::vector<void*> conv_in = xs;
-  if (vc.has_prep) {
-    const size_t copies =
-        std::max<size_t>(1, std::min<size_t>(16, (size_t(256) << 20) / (prep_bytes + y_bytes)));
-    for (size_t i = 0; i < copies; ++i) {
-      void* p = nullptr;
-      TRY_HIP(hipMalloc(&p, prep_bytes));
-      st.xp.push_back(p);
-      TRY(prep(xs[i % xs.size()], p));
-    }
-    conv_in = st.xp;
-    TRY_HIP(hipMalloc(&st.tmp, prep_bytes));
-  }
+  TRY(run.upload(w_krsc, bias));
+  TRY(run.prepare_inputs());
+  const std::vector<void*>& conv_in = run.conv_in;
 
   // The algorithm search, once, exhaustive, with the workspace MIOpen asks for.
   size_t ws_size = 0;
@@ -157,7 +129,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   miopenConvAlgoPerf_t perf[kMaxAlgos];
   int found = 0;
   TRY_MIOPEN(miopenSetConvolutionFindMode(st.cd, miopenConvolutionFindModeNormal));
-  TRY_MIOPEN(miopenFindConvolutionForwardAlgorithm(st.h, st.xd, conv_in[0], st.wd, st.w, st.cd,
+  TRY_MIOPEN(miopenFindConvolutionForwardAlgorithm(st.h, st.xd, conv_in[0], st.wd, run.w, st.cd,
                                                    st.yd, ys[0], kMaxAlgos, &found, perf, st.ws,
                                                    ws_size, /*exhaustiveSearch=*/true));
   const miopenConvAlgoPerf_t* best = nullptr;
@@ -172,9 +144,8 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   r->workspace_bytes = int64_t(best->memory);
 
   const float one = 1.f, zero = 0.f;
-  const int64_t y_elems = d.out_elements();
   auto conv = [&](const void* x, void* y) -> std::string {
-    TRY_MIOPEN(miopenConvolutionForward(st.h, &one, st.xd, x, st.wd, st.w, st.cd, algo, &zero,
+    TRY_MIOPEN(miopenConvolutionForward(st.h, &one, st.xd, x, st.wd, run.w, st.cd, algo, &zero,
                                         st.yd, y, st.ws, ws_size));
     return {};
   };
@@ -185,86 +156,26 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
       "miopenOpTensor add (bf16 bias, separate pass over y)",
       "own bias kernel (fp32 bias, separate 16-byte-vector pass over y, like PyTorch's add_)"};
   bool usable[kBiasWays] = {true, true};
-  std::string notes;
   auto conv_bias = [&](int way, const void* x, void* y) -> std::string {
     TRY(conv(x, y));
-    if (way == kKernel) return add_bias(y, st.bias_f32, y_elems, cout, stream);
+    if (way == kKernel) return add_bias(y, run.bias_f32, run.y_elems, cout, stream);
     // y = 1 * y + 1 * bias (broadcast over N, H, W), + 0 * y: in place, as ForwardBias runs it.
-    TRY_MIOPEN(miopenOpTensor(st.h, miopenTensorOpAdd, &one, st.yd, y, &one, st.bd, st.b, &zero,
+    TRY_MIOPEN(miopenOpTensor(st.h, miopenTensorOpAdd, &one, st.yd, y, &one, st.bd, run.b, &zero,
                               st.yd, y));
     return {};
   };
-  auto output_of = [&](int way, std::vector<uint16_t>* out) -> std::string {
-    TRY_HIP(hipStreamSynchronize(stream));
-    TRY_HIP(hipMemset(ys[0], 0xFF, y_bytes));
-    TRY(conv_bias(way, conv_in[0], ys[0]));
-    TRY_HIP(hipStreamSynchronize(stream));
-    out->resize(size_t(y_elems));
-    TRY_HIP(hipMemcpy(out->data(), ys[0], y_bytes, hipMemcpyDeviceToHost));
-    return {};
-  };
-  std::vector<uint16_t> ref, got;
-  TRY(output_of(kKernel, &ref));
-  {
-    const std::string e = output_of(kLibrary, &got);
-    double rel = 0;
-    const bool finite = e.empty() && rel_l2(got, ref, &rel);
-    if (!e.empty() || !finite || rel > 1e-2) {
-      usable[kLibrary] = false;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "rel L2 %.2e", rel);
-      notes += std::string("miopenOpTensor bias not used: ") +
-               (e.empty() ? (finite ? std::string(buf) + " vs the plain kernel"
-                                    : std::string("non-finite output"))
-                          : e) +
-               "; ";
-    }
-    (void)hipGetLastError();
-  }
-
-  // Timing: the conv alone, then each usable way with its bias.
-  Events ev;
-  TRY(ev.create());
-  auto conv_alone = [&](int i) {
-    return conv(conv_in[size_t(i) % conv_in.size()], ys[size_t(i) % ys.size()]);
-  };
-  TRY(time_median(conv_alone, iters, stream, ev, &r->conv_nobias_us));
-  double way_us[kBiasWays] = {0, 0};
-  int best_way = -1;
-  for (int way = 0; way < kBiasWays; ++way) {
-    if (!usable[way]) continue;
-    auto run = [&](int i) {
-      return conv_bias(way, conv_in[size_t(i) % conv_in.size()], ys[size_t(i) % ys.size()]);
-    };
-    TRY(time_median(run, iters, stream, ev, &way_us[way]));
-    if (best_way < 0 || way_us[way] < way_us[best_way]) best_way = way;
-  }
+  static const char* const kNoteName[kBiasWays] = {"miopenOpTensor bias", "own bias kernel"};
+  double way_us[kBiasWays];
+  ShapeRun::Times t;
+  TRY(run.check_time_fetch(ShapeRun::Ways<kBiasWays>{kNoteName, usable, kKernel}, conv, conv_bias,
+                           way_us, &t, y_host));
+  r->conv_nobias_us = t.conv_nobias_us;
   r->conv_addtensor_us = way_us[kLibrary];
   r->conv_biaskernel_us = way_us[kKernel];
-  r->conv_us = way_us[best_way];
-  r->bias_mode = kBiasName[best_way];
-  r->bias_notes = notes;
-
-  // What an engine runs: pad / upsample, then the conv with the faster bias way.
-  auto pipeline = [&](int i) -> std::string {
-    void* y = ys[size_t(i) % ys.size()];
-    const void* x = xs[size_t(i) % xs.size()];
-    if (vc.has_prep) {
-      TRY(prep(x, st.tmp));
-      x = st.tmp;
-    }
-    return conv_bias(best_way, x, y);
-  };
-  if (vc.has_prep) TRY(time_median(pipeline, iters, stream, ev, &r->pipeline_us));
-  else r->pipeline_us = r->conv_us;
-
-  // The output for the full comparison with vaeconv: poison, run the pipeline on xs[0], fetch.
-  TRY_HIP(hipStreamSynchronize(stream));
-  TRY_HIP(hipMemset(ys[0], 0xFF, y_bytes));
-  TRY(pipeline(0));
-  TRY_HIP(hipStreamSynchronize(stream));
-  y_host->resize(size_t(y_elems));
-  TRY_HIP(hipMemcpy(y_host->data(), ys[0], y_bytes, hipMemcpyDeviceToHost));
+  r->conv_us = way_us[t.best_way];
+  r->pipeline_us = t.pipeline_us;
+  r->bias_mode = kBiasName[t.best_way];
+  r->bias_notes = t.notes;
   r->ran = true;
   return {};
 }

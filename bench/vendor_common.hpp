@@ -1,12 +1,14 @@
 // vendor_common.hpp — what the vendor baselines share (cudnn_baseline.cpp, miopen_baseline.cpp):
 // the conv the vendor library runs for a vaeconv problem, the kernels an engine runs beside it
 // (ZeroPad2d((0,1,0,1)), nearest-exact x2, an fp32 bias add), median event timing and the
-// comparison of two bf16 outputs. Written with hip* names; vaeconv/arch/runtime.hpp maps them to
+// comparison of two bf16 outputs, and the check-and-time sequence around the vendor's own calls
+// (ShapeRun). Written with hip* names; vaeconv/arch/runtime.hpp maps them to
 // CUDA on NVIDIA, so both baselines run the same pad, upsample and bias code.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -180,5 +182,166 @@ inline bool rel_l2(const std::vector<uint16_t>& got, const std::vector<uint16_t>
   *rel = got.size() != ref.size() ? INFINITY : den > 0 ? std::sqrt(num / den) : 0.0;
   return true;
 }
+
+// --- What a vendor path does around its own conv and bias calls --------------------------------
+// One shape's device buffers (released on every return path) and the steps both baselines take
+// with them, so that cuDNN and MIOpen are set up, checked and timed the same way:
+//   upload()          the bf16 KRSC weights, and the bias as bf16 (the vendor's bias op) and fp32
+//                     (the plain kernel);
+//   prepare_inputs()  the pre-padded / pre-upsampled copies of xs the conv alone is timed on
+//                     (rotated like vaeconv's inputs: >= 256 MB in all, at most 16 copies), and
+//                     the pipeline's intermediate buffer; conv_in is then those copies, else xs;
+//   check_time_fetch() after the vendor has chosen its algorithm (on conv_in[0], ys[0]).
+class ShapeRun {
+ public:
+  ShapeRun(const vaeconv::ConvDesc& d, const std::vector<void*>& xs, const std::vector<void*>& ys,
+           int iters, hipStream_t stream)
+      : vc(d), conv_in(xs), y_bytes(size_t(d.out_elements()) * 2), y_elems(d.out_elements()),
+        kind_(d.kind), xs_(xs), ys_(ys), iters_(iters), stream_(stream) {}
+  ShapeRun(const ShapeRun&) = delete;
+  ShapeRun& operator=(const ShapeRun&) = delete;
+  ~ShapeRun() {
+    for (void* p : xp_) (void)hipFree(p);
+    for (void* p : {w, b, tmp_, static_cast<void*>(bias_f32)})
+      if (p) (void)hipFree(p);
+  }
+
+  const VendorConv vc;
+  void *w = nullptr, *b = nullptr;  // bf16 weights [Cout][3][3][Cin], bf16 bias [Cout]
+  float* bias_f32 = nullptr;        // fp32 bias [Cout]
+  std::vector<void*> conv_in;       // the vendor conv's inputs
+  const size_t y_bytes;
+  const int64_t y_elems;
+
+  std::string upload(const std::vector<uint16_t>& w_krsc, const std::vector<float>& bias) {
+    std::vector<uint16_t> b16(bias.size());
+    for (size_t i = 0; i < bias.size(); ++i) b16[i] = vaeconv::float_to_bf16(bias[i]);
+    VENDOR_TRY_RT(hipMalloc(&w, w_krsc.size() * 2));
+    VENDOR_TRY_RT(hipMalloc(&b, b16.size() * 2));
+    VENDOR_TRY_RT(hipMalloc(reinterpret_cast<void**>(&bias_f32), bias.size() * 4));
+    VENDOR_TRY_RT(hipMemcpy(w, w_krsc.data(), w_krsc.size() * 2, hipMemcpyHostToDevice));
+    VENDOR_TRY_RT(hipMemcpy(b, b16.data(), b16.size() * 2, hipMemcpyHostToDevice));
+    VENDOR_TRY_RT(hipMemcpy(bias_f32, bias.data(), bias.size() * 4, hipMemcpyHostToDevice));
+    return {};
+  }
+
+  std::string prepare_inputs() {
+    if (!vc.has_prep) return {};
+    const size_t prep_bytes = vc.prep_bytes();
+    const size_t copies =
+        std::max<size_t>(1, std::min<size_t>(16, (size_t(256) << 20) / (prep_bytes + y_bytes)));
+    for (size_t i = 0; i < copies; ++i) {
+      void* p = nullptr;
+      VENDOR_TRY_RT(hipMalloc(&p, prep_bytes));
+      xp_.push_back(p);
+      VENDOR_TRY(prep(xs_[i % xs_.size()], p));
+    }
+    conv_in = xp_;
+    VENDOR_TRY_RT(hipMalloc(&tmp_, prep_bytes));
+    return {};
+  }
+
+  // The ways the vendor path adds the bias, by index: way ref is the plain kernel (the reference
+  // every other way's output must match), names[way] names a way in the notes.
+  template <int kWays>
+  struct Ways {
+    const char* const (&names)[kWays];
+    bool (&usable)[kWays];
+    int ref;
+  };
+  struct Times {
+    double conv_nobias_us = 0, pipeline_us = 0;
+    int best_way = -1;  // the fastest usable way
+    std::string notes;  // ways not used, and why
+  };
+
+  // conv(x, y): the vendor conv alone; conv_bias(way, x, y): the conv with its bias added `way`.
+  // Each way's output on conv_in[0] (y poisoned first) is checked against the reference way's, and
+  // a way that fails or disagrees (rel L2 > 1e-2, or non-finite) is not used. Then the conv alone
+  // and each usable way are timed (way_us[way], 0 when not used), the engine's pipeline (pad /
+  // upsample, then the fastest way) too, and its output on xs[0] (poisoned first) goes to y_host.
+  template <int kWays, class Conv, class ConvBias>
+  std::string check_time_fetch(const Ways<kWays>& ways, const Conv& conv, const ConvBias& conv_bias,
+                               double (&way_us)[kWays], Times* t, std::vector<uint16_t>* y_host) {
+    auto output_of = [&](int way, std::vector<uint16_t>* out) -> std::string {
+      VENDOR_TRY_RT(hipStreamSynchronize(stream_));
+      VENDOR_TRY_RT(hipMemset(ys_[0], 0xFF, y_bytes));
+      VENDOR_TRY(conv_bias(way, conv_in[0], ys_[0]));
+      VENDOR_TRY_RT(hipStreamSynchronize(stream_));
+      out->resize(size_t(y_elems));
+      VENDOR_TRY_RT(hipMemcpy(out->data(), ys_[0], y_bytes, hipMemcpyDeviceToHost));
+      return {};
+    };
+    std::vector<uint16_t> ref, got;
+    VENDOR_TRY(output_of(ways.ref, &ref));
+    for (int way = 0; way < kWays; ++way) {
+      if (way == ways.ref || !ways.usable[way]) continue;
+      const std::string e = output_of(way, &got);
+      double rel = 0;
+      const bool finite = e.empty() && rel_l2(got, ref, &rel);
+      if (!e.empty() || !finite || rel > 1e-2) {
+        ways.usable[way] = false;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "rel L2 %.2e", rel);
+        t->notes += std::string(ways.names[way]) + " not used: " +
+                    (e.empty() ? (finite ? std::string(buf) + " vs the plain kernel"
+                                         : std::string("non-finite output"))
+                               : e) +
+                    "; ";
+      }
+      (void)hipGetLastError();
+    }
+
+    // Timing: the conv alone, then each usable way with its bias.
+    Events ev;
+    VENDOR_TRY(ev.create());
+    auto conv_alone = [&](int i) {
+      return conv(conv_in[size_t(i) % conv_in.size()], ys_[size_t(i) % ys_.size()]);
+    };
+    VENDOR_TRY(time_median(conv_alone, iters_, stream_, ev, &t->conv_nobias_us));
+    for (int way = 0; way < kWays; ++way) {
+      way_us[way] = 0;
+      if (!ways.usable[way]) continue;
+      auto run = [&](int i) {
+        return conv_bias(way, conv_in[size_t(i) % conv_in.size()], ys_[size_t(i) % ys_.size()]);
+      };
+      VENDOR_TRY(time_median(run, iters_, stream_, ev, &way_us[way]));
+      if (t->best_way < 0 || way_us[way] < way_us[t->best_way]) t->best_way = way;
+    }
+
+    // What an engine runs: pad / upsample, then the conv with the fastest bias way.
+    auto pipeline = [&](int i) -> std::string {
+      void* y = ys_[size_t(i) % ys_.size()];
+      const void* x = xs_[size_t(i) % xs_.size()];
+      if (vc.has_prep) {
+        VENDOR_TRY(prep(x, tmp_));
+        x = tmp_;
+      }
+      return conv_bias(t->best_way, x, y);
+    };
+    if (vc.has_prep) VENDOR_TRY(time_median(pipeline, iters_, stream_, ev, &t->pipeline_us));
+    else t->pipeline_us = way_us[t->best_way];
+
+    // The output for the full comparison with vaeconv: poison, run the pipeline on xs[0], fetch.
+    VENDOR_TRY_RT(hipStreamSynchronize(stream_));
+    VENDOR_TRY_RT(hipMemset(ys_[0], 0xFF, y_bytes));
+    VENDOR_TRY(pipeline(0));
+    VENDOR_TRY_RT(hipStreamSynchronize(stream_));
+    y_host->resize(size_t(y_elems));
+    VENDOR_TRY_RT(hipMemcpy(y_host->data(), ys_[0], y_bytes, hipMemcpyDeviceToHost));
+    return {};
+  }
+
+ private:
+  std::string prep(const void* x, void* y) const { return run_prep(vc, kind_, x, y, stream_); }
+
+  const vaeconv::ConvKind kind_;
+  const std::vector<void*>& xs_;
+  const std::vector<void*>& ys_;
+  const int iters_;
+  const hipStream_t stream_;
+  std::vector<void*> xp_;  // pre-padded / pre-upsampled inputs (down, up)
+  void* tmp_ = nullptr;    // the pipeline's pad / upsample output
+};
 
 }  // namespace vaeconv_bench::vendor
