@@ -70,8 +70,9 @@ std::vector<Extra> extra_cases() {
       {"tapreduce_cout2_nobias", ConvDesc::causal3x3x3(1, 1, 1, 1, 64, 2), nobias},
       {"tapreduce_inplace_whole_patches", ConvDesc::causal3x3x3(1, 1, 28, 14, 96, 3), inplace},
       {"tapreduce_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 2, 17, 30, 64, 3), 8, 5), res},
-      // More patches than resident blocks (a persistent grid loops, tile_table.hpp), K of five
-      // tiles (copies past the next patch's buffers, into the LDS the partials use), a batch.
+      // More patches than resident blocks (where the tap-reduce kernel is built persistent,
+      // kTapReducePersistent / sweep flag trp, its grid loops), K of five tiles (copies past the
+      // next patch's buffers, into the LDS the partials use), a batch.
       {"tapreduce_persistent_video_n2", ConvDesc::causal3x3x3(2, 3, 130, 200, 48, 3), res},
       {"causal_cin16_cout32", ConvDesc::causal3x3x3(1, 1, 30, 30, 16, 32), plain},
       // T = 1 causal convs of the halo kernel, which takes Cin <= 96 (tile_table.hpp): partial
