@@ -16,7 +16,8 @@ set -euo pipefail
 ROOT=${VAECONV_ROOT:-/opt/vaeconv-toolchain}
 STAMP="$ROOT/.vaeconv-toolchain-ready"
 # libmiopen-dev: the bench's MIOpen baseline (bench/miopen_baseline.cpp; ~0.4 GB to fetch, with rocBLAS).
-PACKAGES="hipcc libamdhip64-dev librocprim-dev libmiopen-dev cmake g++ libgtest-dev ninja-build"
+# python3: the CDNA performance model and its checks run under ctest inside the root.
+PACKAGES="hipcc libamdhip64-dev librocprim-dev libmiopen-dev cmake g++ libgtest-dev ninja-build python3"
 say() { echo "[setup-toolchain] $*" >&2; }
 
 rocm_version() {  # prints major.minor of an installed ROCm, or nothing
