@@ -14,6 +14,15 @@
 #include <cstdint>
 #include <type_traits>
 
+// The one guard of the AMD device passes. Every matrix instruction below is selected by
+// __gfx942__ / __gfx950__; a device pass for any other target would take the host pass's empty
+// branches and build kernels that write bias-only outputs without a sound. So such a pass is a
+// compile error (generic targets such as gfx9-4-generic included: their MFMA set is not gfx950's).
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__ && !defined(__gfx942__) && \
+    !defined(__gfx950__)
+#error "vaeconv: AMD device code is built for gfx942 (MI300X) and gfx950 (MI350X/MI355X) only; this --offload-arch is not one of them (set CMAKE_HIP_ARCHITECTURES / --offload-arch to gfx942 and/or gfx950)"
+#endif
+
 #include "vaeconv/arch/fp8_fnuz.hpp"
 #include "vaeconv/arch/runtime.hpp"  // uint4 and the HIP builtins
 #include "vaeconv/arch/fragment_layouts.hpp"
@@ -154,7 +163,7 @@ struct Cdna {
         c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(lo(a), lo(b), c.v, 0, 0, 0);
         c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(hi(a), hi(b), c.v, 0, 0, 0);
       }
-#else
+#else  // the host pass (a device pass is gfx942 or gfx950: the guard at the top)
       (void)c; (void)a; (void)b;
 #endif
     }
@@ -203,7 +212,7 @@ struct Cdna {
                         long(uint32_t(b.v[q / 2][2 * (q % 2)]));
         c.v = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(aq, bq, c.v, 0, 0, 0);
       }
-#else
+#else  // the host pass (a device pass is gfx942 or gfx950: the guard at the top)
       (void)c; (void)a; (void)b;
 #endif
     }

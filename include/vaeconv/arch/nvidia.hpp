@@ -230,11 +230,20 @@ struct Nvidia {
     VAECONV_DEVICE static float acc_scale() { return 1.f; }
     VAECONV_DEVICE static void load_a(FragA& a, int part, const void* p) { AtomBf16::load_a(a, part, p); }
     VAECONV_DEVICE static void load_b(FragB& b, int part, const void* p) { AtomBf16::load_b(b, part, p); }
+    // Below sm_89 there is no e4m3 mma.sync. A compile error here would break the whole library
+    // for a fat binary such as "80;90a" (VaeconvBackend.cmake builds the mma.sync atoms for it),
+    // whose sm_80 code runs the bf16 convs correctly; so an sm_80 device pass compiles the FP8
+    // kernels to a trap (a failed launch, never a bias-only output), and conv_forward and the C
+    // ABI refuse FP8 before any launch where the device would run such code
+    // (api/device_arch.hpp: check_device_arch).
     VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
       VAECONV_MMA_SYNC_PAIR("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32");
 #else
       (void)c; (void)a; (void)b;
+#if defined(__CUDA_ARCH__)
+      __trap();  // a device pass below sm_89: api/device_arch.hpp refuses FP8 before launch
+#endif
 #endif
     }
   };
