@@ -1,10 +1,16 @@
 // vaeconv_c.cpp — the C ABI (vaeconv_c.h) over the C++ API.
+//
+// Every entry point that touches the device first asks check_device_arch (api/device_arch.hpp)
+// whether this library has correct kernels for the current device and operand type: the conv
+// entries check again inside conv_forward, but the weights and quantize entries launch or upload
+// without it, and an engine should hear "unsupported device" at its first call.
 #include "vaeconv_c.h"
 
 #include <cstring>
 #include <new>
 #include <vector>
 
+#include "vaeconv/api/device_arch.hpp"
 #include "vaeconv/api/device_weights.hpp"
 #include "vaeconv_kernels.hpp"
 
@@ -44,8 +50,10 @@ int create_weights(const vaeconv_conv_shape* shape, const uint16_t* weights, int
   if (out == nullptr)
     return report({vaeconv::StatusCode::kInvalidArgument, "out is null"}, msg, msg_len);
   *out = nullptr;
+  vaeconv::Status s = vaeconv::check_device_arch(dt);
+  if (!s.ok()) return report(s, msg, msg_len);
   vaeconv::ConvDesc d;
-  vaeconv::Status s = to_desc(shape, &d, dt);
+  s = to_desc(shape, &d, dt);
   if (!s.ok()) return report(s, msg, msg_len);
   vaeconv::PackedWeightsHost host;
   if (dt == vaeconv::DType::kBF16) {
@@ -96,6 +104,8 @@ extern "C" size_t vaeconv_quantize_fp8_workspace_bytes(int64_t n) {
 extern "C" int vaeconv_quantize_fp8(const void* x_bf16, int64_t n, void* y_fp8, float* scale,
                                     void* workspace, size_t workspace_bytes, void* stream,
                                     char* msg, size_t msg_len) {
+  const vaeconv::Status arch = vaeconv::check_device_arch(vaeconv::DType::kFP8E4M3);
+  if (!arch.ok()) return report(arch, msg, msg_len);
   return report(vaeconv::precompiled::quantize_fp8(x_bf16, n, y_fp8, scale, workspace,
                                                    workspace_bytes, stream),
                 msg, msg_len);
@@ -105,8 +115,10 @@ extern "C" int vaeconv_conv_fp8(const vaeconv_conv_shape* shape, const void* x, 
                                 const vaeconv_weights* weights, const float* bias,
                                 const void* residual, void* y, const float* y_scale, void* stream,
                                 char* msg, size_t msg_len) {
+  vaeconv::Status s = vaeconv::check_device_arch(vaeconv::DType::kFP8E4M3);
+  if (!s.ok()) return report(s, msg, msg_len);
   vaeconv::ConvDesc d;
-  vaeconv::Status s = to_desc(shape, &d, vaeconv::DType::kFP8E4M3);
+  s = to_desc(shape, &d, vaeconv::DType::kFP8E4M3);
   if (!s.ok()) return report(s, msg, msg_len);
   if (y_scale) d.out_dtype = vaeconv::DType::kFP8E4M3;
   if (weights == nullptr)
@@ -119,8 +131,10 @@ extern "C" int vaeconv_conv_bf16(const vaeconv_conv_shape* shape, const void* x,
                                  const vaeconv_weights* weights, const float* bias,
                                  const void* residual, void* y, void* stream, char* msg,
                                  size_t msg_len) {
+  vaeconv::Status s = vaeconv::check_device_arch(vaeconv::DType::kBF16);
+  if (!s.ok()) return report(s, msg, msg_len);
   vaeconv::ConvDesc d;
-  vaeconv::Status s = to_desc(shape, &d);
+  s = to_desc(shape, &d);
   if (!s.ok()) return report(s, msg, msg_len);
   if (weights == nullptr)
     return report({vaeconv::StatusCode::kInvalidArgument, "weights is null"}, msg, msg_len);

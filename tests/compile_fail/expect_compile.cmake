@@ -1,19 +1,23 @@
 # expect_compile.cmake — compiles one TU for one GPU target and checks the outcome (cmake -P).
 #   -DCOMPILER=<clang++ / nvcc> -DSOURCE=<tu> -DINCLUDE=<include dir> -DOUT=<object path>
-#   -DFLAGS=<target flags, '|'-separated>  -DEXPECT=success | error
+#   -DFLAGS=<target and output-kind flags (-c, --ptx), '|'-separated>  -DEXPECT=success | error
 #   -DMESSAGE=<text the diagnostic must contain>  (EXPECT=error)
+#   -DOUT_MATCHES=<regex> / -DOUT_NOT_MATCHES=<regex>  (EXPECT=success, optional): what the
+#     output file (e.g. PTX) must and must not contain
 # EXPECT=error passes only when the compile fails, its output contains MESSAGE, and every error
 # line of the output is that one diagnostic: a compile that succeeds, or fails for any other
 # reason (a missing header, a device library, a typo), fails the test.
-# EXPECT=success passes only when the compile succeeds (the control for the same TU).
+# EXPECT=success passes only when the compile succeeds (the control for the same TU) and the
+# output file matches OUT_MATCHES and not OUT_NOT_MATCHES where they are given.
 foreach(var COMPILER SOURCE INCLUDE OUT FLAGS EXPECT)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "expect_compile.cmake: -D${var}= is required")
   endif()
 endforeach()
+file(REMOVE ${OUT})
 string(REPLACE "|" ";" flags "${FLAGS}")
 execute_process(
-  COMMAND ${COMPILER} ${flags} -c -std=c++17 -O1 -I${INCLUDE} ${SOURCE} -o ${OUT}
+  COMMAND ${COMPILER} ${flags} -std=c++17 -O1 -I${INCLUDE} ${SOURCE} -o ${OUT}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(log "${out}${err}")
 string(REPLACE ";" "|" shown_flags "${FLAGS}")
@@ -21,6 +25,16 @@ set(what "${COMPILER} ${shown_flags} ${SOURCE}")
 if(EXPECT STREQUAL "success")
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "expected ${what} to compile; it failed (exit ${rc}):\n${log}")
+  endif()
+  if(DEFINED OUT_MATCHES OR DEFINED OUT_NOT_MATCHES)
+    file(READ ${OUT} text)
+    if(DEFINED OUT_MATCHES AND NOT text MATCHES "${OUT_MATCHES}")
+      message(FATAL_ERROR "${what} compiled, but ${OUT} does not contain /${OUT_MATCHES}/")
+    endif()
+    if(DEFINED OUT_NOT_MATCHES AND text MATCHES "${OUT_NOT_MATCHES}")
+      message(FATAL_ERROR "${what} compiled, but ${OUT} contains /${OUT_NOT_MATCHES}/ "
+                          "(\"${CMAKE_MATCH_0}\")")
+    endif()
   endif()
   message(STATUS "compiled as expected: ${what}")
 elseif(EXPECT STREQUAL "error")

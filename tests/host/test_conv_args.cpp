@@ -107,13 +107,87 @@ TEST(ConvArgs, Overlaps) {
   EXPECT_EQ(w.code(), StatusCode::kOverlap);
 }
 
-TEST(ConvArgs, IndexOverflow) {
-  Fixture f;  // too many frames for the grid
-  f.d = ConvDesc::downsample(70000, 1, 4, 4, 32, 64);
+// Far-apart fake buffers for a conv of many tiny frames (spans of tens of GiB, never touched).
+void admit_many_frames(Fixture* f, const ConvDesc& d) {
+  f->d = d;
   PackedWeightsInfo w;
-  ASSERT_TRUE(packed_info_for(f.d, &w).ok());
-  f.a.weights.info = w;
-  EXPECT_EQ(f.code(), StatusCode::kOverflow);
+  ASSERT_TRUE(packed_info_for(d, &w).ok());
+  f->a.weights.info = w;
+  f->a.x = addr(uintptr_t(1) << 40);
+  f->a.y = addr(uintptr_t(2) << 40);
+  f->a.residual = nullptr;
+  f->a.weights.data = addr(uintptr_t(3) << 40);
+  f->a.bias = static_cast<const float*>(addr(uintptr_t(4) << 40));
+}
+
+// The kernels' 1D tile grid has no 65535 limit on frames (the old grid y): the frame index
+// n * T_out + t_out is an int, so N * T_out stops at 2^31 - 1, for every conv kind and however
+// the frames split between N and T.
+TEST(ConvArgs, FramesStopAtTheIntFrameIndex) {
+  const int64_t max = kMaxKernelFrames;
+  ASSERT_EQ(max, int64_t(INT32_MAX));
+  struct Split { int64_t n, t; };
+  for (int kind = 0; kind < 3; ++kind) {
+    // 2^31 - 1 is prime: a batch of videos reaches it to within a frame (2 x (2^30 - 1)).
+    for (const Split& at : {Split{1, max}, Split{max, 1}, Split{2, (max - 1) / 2}}) {
+      ASSERT_GE(at.n * at.t, max - 1);
+      ASSERT_LE(at.n * at.t, max);
+      const auto make = [&](int64_t n, int64_t t) {
+        return kind == 0 ? ConvDesc::causal3x3x3(n, t, 1, 1, 8, 8)
+                         : kind == 1 ? ConvDesc::downsample(n, t, 2, 2, 8, 8)
+                                     : ConvDesc::upsample2x(n, t, 1, 1, 8, 8);
+      };
+      Fixture below;  // at the limit (or one frame below it): admitted
+      admit_many_frames(&below, make(at.n, at.t));
+      ASSERT_EQ(below.d.n * below.d.out_t(), at.n * at.t) << below.d.to_string();
+      EXPECT_EQ(below.code(), StatusCode::kOk) << validate_for_kernels(below.d, below.a).to_string();
+      // Its parameters hold T and T_out exactly, and the last frame decodes to (N - 1, T_out - 1)
+      // with a 64-bit input base.
+      const kernel::ConvParams p = make_params(below.d, below.a, 128, 16);
+      EXPECT_EQ(int64_t(p.to), below.d.out_t());
+      EXPECT_EQ(int64_t(p.t), below.d.t);
+      const kernel::BlockCoord last = kernel::frame_coord(p, int(at.n * at.t - 1));
+      EXPECT_EQ(last.n, below.d.n - 1);
+      EXPECT_EQ(last.ot, below.d.out_t() - 1);
+      EXPECT_GE(kernel::input_view_offset(p, last), int64_t(0));
+      // N or T one larger (past the limit): refused, naming the limit and the count.
+      for (const Split& over : {Split{at.n + 1, at.t}, Split{at.n, at.t + 1}}) {
+        ASSERT_GT(over.n * over.t, max);
+        Fixture above;
+        admit_many_frames(&above, make(over.n, over.t));
+        const Status s = validate_for_kernels(above.d, above.a);
+        EXPECT_EQ(s.code(), StatusCode::kOverflow) << above.d.to_string();
+        EXPECT_NE(s.message().find("frame index (an int) takes at most 2^31 - 1"), std::string::npos)
+            << s.to_string();
+        EXPECT_NE(s.message().find(std::to_string(over.n * over.t)), std::string::npos)
+            << s.to_string();
+      }
+    }
+  }
+}
+
+// What the old grid y refused (65536 and more frames) is admitted, and frames past 65535 decode
+// into (n, t_out) and 64-bit input and output bases exactly (the GPU case frames_past_65535_*
+// runs such convs).
+TEST(ConvArgs, FramesPast65535AreAdmitted) {
+  Fixture f;
+  admit_many_frames(&f, ConvDesc::causal3x3x3(2, 32800, 2, 2, 8, 8));
+  EXPECT_EQ(f.code(), StatusCode::kOk) << validate_for_kernels(f.d, f.a).to_string();
+  const kernel::ConvParams p = make_params(f.d, f.a, 128, 16);
+  for (int frame : {65535, 65536, 65599}) {
+    const kernel::BlockCoord b = kernel::frame_coord(p, frame);
+    EXPECT_EQ(b.n, frame / 32800);
+    EXPECT_EQ(b.ot, frame % 32800);
+    const int64_t it_lo = b.ot >= 2 ? b.ot - 2 : 0;  // causal: taps t_out - 2 .. t_out
+    EXPECT_EQ(kernel::input_view_offset(p, b), b.n * f.d.in_strides.n + it_lo * f.d.in_strides.t);
+  }
+  Fixture g;
+  admit_many_frames(&g, ConvDesc::downsample(70000, 1, 4, 4, 32, 64));
+  EXPECT_EQ(g.code(), StatusCode::kOk) << validate_for_kernels(g.d, g.a).to_string();
+}
+
+TEST(ConvArgs, IndexOverflow) {
+  PackedWeightsInfo w;
   Fixture g;  // one frame past 2^31 bytes
   g.d = ConvDesc::causal3x3x3(1, 1, 1 << 14, 1 << 14, 8, 8);
   ASSERT_TRUE(packed_info_for(g.d, &w).ok());

@@ -42,5 +42,27 @@ TEST(LaunchLimits, HipCountsThreadsIn32Bits) {
   EXPECT_TRUE(check_tile_grid(tiles, 256, true, " tiles", true).ok());
 }
 
+// What remains of the old 65535-frame grid-y limit: a conv admitted by validate_for_kernels
+// (N * T_out <= kMaxKernelFrames, conv_args.hpp) with one tile per frame meets only these limits.
+// CUDA launches every admitted frame count; HIP's 32-bit thread count stops one-tile-per-block
+// launches of 256 threads at 2^24 - 1 frames (the message names the limit and the tile count);
+// persistent grids stop 2^20 short of the int.
+TEST(LaunchLimits, FramesOfOneTileEach) {
+  const int64_t frames = kMaxKernelFrames;  // one tile per frame: tiles == frames
+  EXPECT_TRUE(check_tile_grid(frames, 256, false, " tiles", /*counts_threads32=*/false).ok());
+  EXPECT_EQ(check_tile_grid(frames, 256, true, " tiles", false).code(), StatusCode::kOverflow);
+  EXPECT_TRUE(check_tile_grid(frames - kMaxPersistentGrid, 256, true, " tiles", false).ok());
+  const int64_t hip_max = int64_t(UINT32_MAX) / 256;  // 2^24 - 1
+  EXPECT_TRUE(check_tile_grid(hip_max, 256, false, " tiles", true).ok());
+  const Status s = check_tile_grid(hip_max + 1, 256, false, " tiles", true);
+  EXPECT_EQ(s.code(), StatusCode::kOverflow);
+  EXPECT_NE(s.message().find("2^32 - 1 threads (HIP's launch limit) in 16777216 tiles"),
+            std::string::npos)
+      << s.to_string();
+  // The old limit is far inside all of them.
+  EXPECT_TRUE(check_tile_grid(65536, 256, false, " tiles", true).ok());
+  EXPECT_TRUE(check_tile_grid(65536, 256, true, " tiles", true).ok());
+}
+
 }  // namespace
 }  // namespace vaeconv

@@ -71,6 +71,9 @@ constexpr int64_t kInt31 = std::numeric_limits<int32_t>::max();
 
 }  // namespace detail
 
+// The most frames (N * T_out) one call takes: the kernels decode a tile's frame as an int.
+inline constexpr int64_t kMaxKernelFrames = detail::kInt31;
+
 inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   using detail::invalid;
   using detail::overflow;
@@ -134,10 +137,16 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   if (!fp8 && (a.x_scale || a.weights.scales))
     return invalid("x_scale and weight scales are for fp8 operands; a bf16 conv takes neither");
 
-  // Index widths: 64-bit frame bases, 32-bit offsets inside a frame's view.
+  // Index widths: 64-bit frame bases, 32-bit offsets inside a frame's view. Every kernel numbers
+  // its tiles frame by frame on a 1D grid and decodes the frame n * T_out + t_out from the int
+  // tile index (kernel/conv_gather.hpp: frame_coord), so the frames must fit an int (and T, T_out
+  // ConvParams' ints); the grid's own limits (tiles per launch, HIP's 32-bit thread count) depend
+  // on the tile chosen and are checked at launch (conv/launch_limits.hpp).
   const int64_t esz = int64_t(size_of(d.in_dtype));
   if (d.out_h() * d.out_w() > detail::kInt31) return overflow("an output frame has > 2^31 pixels" + what);
-  if (d.n * d.out_t() > 65535) return overflow("N * T_out must be <= 65535 (grid y)" + what);
+  if (d.n * d.out_t() > kMaxKernelFrames)
+    return overflow("N * T_out = " + std::to_string(d.n * d.out_t()) +
+                    " frames: the kernels' frame index (an int) takes at most 2^31 - 1" + what);
   if (int64_t(want.taps_t) * d.in_strides.t * esz > detail::kInt31 ||
       d.in_strides.h * d.h * esz > detail::kInt31)
     return overflow("one input frame's view exceeds 2^31 bytes" + what);
