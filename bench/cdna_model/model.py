@@ -17,7 +17,8 @@ before and after it (`PhaseCounts`). Global bytes are what the wave's loads requ
 L1 traffic); unique bytes of the whole conv (the HBM traffic) are in `Launch`.
 
 The model, per unit (all waves of one block spread evenly over the schedulers):
-  throughput bounds, cycles per block-K-tile on one unit:
+  throughput bounds, cycles per block-K-tile on one unit (and L1 = waves * global_load_bytes /
+  l1_bytes_per_clk where the machine sets it):
     mfma    = waves * mma_cycles / schedulers
     issue   = waves * (mma_cycles*(1-overlap) + valu*valu_cycles + salu*salu_cycles + nop_cycles
                        + other_issue) / schedulers   (the scheduler's single issue port; `overlap`
@@ -118,16 +119,16 @@ class LoopCounts:
 @dataclass
 class PhaseCounts:
     """The code of one wave outside the main loop (prologue: before it; epilogue: after it),
-    executed once per block (per tile for a persistent kernel)."""
-    instructions: float = 0.0      # every instruction issued (issue cycles: see Machine)
-    valu: float = 0.0
-    mma_cycles: float = 0.0
-    nop_cycles: float = 0.0
-    global_load_bytes: float = 0.0
-    global_store_bytes: float = 0.0
-    lds_bytes: float = 0.0
-    barriers: float = 0.0
-    latency_exposures: float = 1.0  # global round trips it waits for in series
+    executed once per block (per tile for a persistent kernel). Fields may be Ranges."""
+    instructions: Num = 0.0      # every instruction issued (issue cycles: see Machine)
+    valu: Num = 0.0
+    mma_cycles: Num = 0.0
+    nop_cycles: Num = 0.0
+    global_load_bytes: Num = 0.0
+    global_store_bytes: Num = 0.0
+    lds_bytes: Num = 0.0
+    barriers: Num = 0.0
+    latency_exposures: Num = 1.0  # global round trips it waits for in series
 
 
 @dataclass
@@ -178,6 +179,7 @@ class Machine:
     mall_gbs: Num = 0.0         # last-level cache behind L2 (AMD Infinity Cache); 0 = none
     mall_bytes: float = 0.0
     peak_flops_dense: Num = 0.0  # for the roofline line only
+    l1_bytes_per_clk: Num = 0.0  # per unit: the global-load path into a unit (L1 / TA); 0 = none
 
 
 @dataclass
@@ -227,6 +229,8 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     lds = W * (c.lds_read_bytes * _scale(c.lds_read_ways, end)
                + c.lds_write_bytes * _scale(c.lds_write_ways, end)) / v(m.lds_bytes_per_clk)
     thru = {"MFMA": mfma, "issue": issue, "LDS": lds}
+    if v(m.l1_bytes_per_clk) > 0:
+        thru["L1"] = W * c.global_load_bytes / v(m.l1_bytes_per_clk)
     per_block = max(thru.values())
     # --- the latency chain of one block's K tile
     glat = v(m.global_latency_ns) * 1e-9 * clk_hz
@@ -254,11 +258,12 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
 
     # --- prologue / epilogue per block
     def phase_cycles(p: PhaseCounts):
-        iss = W * (p.instructions + p.valu * (v(m.valu_cycles) - 1) + p.mma_cycles
-                   + p.nop_cycles) / sched
+        iss = W * (v(p.instructions) + v(p.valu) * (v(m.valu_cycles) - 1) + v(p.mma_cycles)
+                   + v(p.nop_cycles)) / sched
         l2_per_unit = v(m.l2_gbs) * 1e9 / m.units / clk_hz  # bytes per cycle per unit
-        mem = W * (p.global_load_bytes + p.global_store_bytes) / l2_per_unit
-        return max(iss, mem) + p.latency_exposures * glat + p.barriers * v(m.barrier_cycles)
+        mem = W * (v(p.global_load_bytes) + v(p.global_store_bytes)) / l2_per_unit
+        return (max(iss, mem) + v(p.latency_exposures) * glat
+                + v(p.barriers) * v(m.barrier_cycles))
 
     pe = phase_cycles(k.prologue) + phase_cycles(k.epilogue)
     if end == "opt":
@@ -288,7 +293,8 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     bounds_us["launch"] = launch_s * 1e6
     # The bound: the largest single term of the body; tail or prologue/epilogue when they cost
     # more than the largest steady-state term.
-    core = {n: bounds_us[n] for n in ("MFMA", "issue", "LDS", "latency", "L2", "HBM")}
+    core = {n: bounds_us[n] for n in ("MFMA", "issue", "LDS", "L1", "latency", "L2", "HBM")
+            if n in bounds_us}
     bound = max(core, key=core.get)
     ideal_us = ideal_cycles / clk_hz * 1e6
     if bounds_us["tail"] >= 0.25 * ideal_us and bounds_us["tail"] > 0:
