@@ -5,13 +5,16 @@
 //   vaeconv::ConvArgs a{x, w.view(), bias, /*residual=*/nullptr, y};
 //   vaeconv::Status s = vaeconv::conv_forward(d, a, stream);      // every call
 //
-// conv_forward validates (validate_for_kernels), picks the kernel and tile (use_tap_reduce,
-// use_halo_kernel, use_tap_row_kernel, choose_tile) and launches. It allocates nothing, never
-// synchronizes, and keeps no state: it is safe from several host threads.
+// conv_forward validates (validate_for_kernels), picks the kernel and tile (choose_kernel: the
+// rules use_tap_reduce, use_halo_kernel, use_tap_row_kernel, choose_tile; api/kernel_plan.hpp) and
+// launches; which_kernel(desc, &plan) there reports that choice without a device. It allocates
+// nothing, never synchronizes, and keeps no state: it is safe from several host threads.
 #pragma once
 #include <cstdint>
 #include <string>
 
+#include "vaeconv/api/device_arch.hpp"
+#include "vaeconv/api/kernel_plan.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/launch_limits.hpp"
@@ -68,9 +71,8 @@ template <class Policy, class Geo, bool kVector>
 inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stream,
                           int phase = -1) {
   using Kernel = kernel::ConvKernel<Policy, Geo, kVector>;
-  kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
-  if (phase >= 0) apply_upsample_phase(d, a.weights.info, phase, Policy::BM, &p);
-  const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
+  kernel::ConvParams p;
+  const int64_t tiles = tile_grid<Policy>(d, a, phase, &p);
   const std::string what = " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
                            std::to_string(Policy::BN) + " channels";
   VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, Policy::kThreads, Kernel::kOverlapEpilogue, what));
@@ -89,11 +91,8 @@ inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_
   using Kernel = kernel::TapReduceKernel<Policy, Patch, kPersistent>;
   static_assert(Kernel::kMaxCout >= kernel::kTapReduceMaxCout,
                 "the tile holds the nine taps of every Cout that use_tap_reduce() sends to it");
-  kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
-  p.patch_cols = Patch::patches(p.wo, Patch::kOutCols);
-  p.m_blocks = Patch::patches(p.ho, Patch::kOutRows) * p.patch_cols;
-  p.n_tiles = 1;
-  const int64_t tiles = int64_t(p.m_blocks) * int64_t(d.n * d.out_t());
+  kernel::ConvParams p;
+  const int64_t tiles = tap_reduce_grid<Policy>(d, a, &p);
   VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, Policy::kThreads, kPersistent, " tap-reduce patches"));
   p.tiles = int(tiles);
   return launch<Policy, Kernel::kSmemBytes>(&kernel::tap_reduce_kernel<Policy, Patch, kPersistent>,
@@ -104,11 +103,8 @@ inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_
 // Cout tile) of a frame.
 template <class Policy, class Kernel, class Fn>
 inline Status launch_patches(Fn* fn, const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  using Halo = typename Policy::Halo;
-  kernel::ConvParams p = make_params(d, a, Policy::BM, Policy::BN);
-  p.patch_cols = int((p.wo + Halo::kCols - 1) / Halo::kCols);
-  p.m_blocks = int((p.ho + Halo::kRows - 1) / Halo::kRows) * p.patch_cols;  // patches per frame
-  const int64_t tiles = int64_t(p.m_blocks) * p.n_tiles * int64_t(d.n * d.out_t());
+  kernel::ConvParams p;
+  const int64_t tiles = patch_grid<Policy>(d, a, &p);
   VAECONV_RETURN_IF_ERROR(
       check_tile_grid(tiles, Policy::kThreads, /*persistent=*/false, " halo tiles"));
   p.tiles = int(tiles);
@@ -125,58 +121,28 @@ inline Status launch_tap_row(const ConvDesc& d, const ConvArgs& a, hipStream_t s
       &kernel::tap_row_conv_kernel<Policy>, d, a, stream);
 }
 
-// kVector: 16-byte chunks never straddle a tap when Cin is a multiple of a chunk's elements;
-// otherwise the element-wise gather.
-template <class Policy, bool kVector>
-inline Status launch_policy(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  switch (d.kind) {
-    case ConvKind::kCausal3x3x3:
-      return launch_tile<Policy, kernel::CausalGeometry, kVector>(d, a, stream);
-    case ConvKind::kDownsample:
-      return launch_tile<Policy, kernel::DownsampleGeometry, kVector>(d, a, stream);
-    case ConvKind::kUpsample:
-      if constexpr (kUpsamplePhasesBuilt) {
-        if (a.weights.info.phases == kUpsamplePhases) {  // upsample_phases.hpp: four 2 x 2 convs
-          for (int phase = 0; phase < kUpsamplePhases; ++phase)
-            VAECONV_RETURN_IF_ERROR(
-                (launch_tile<Policy, kernel::UpsamplePhaseGeometry, kVector>(d, a, stream, phase)));
-          return Status::Ok();
-        }
-      }
-      return launch_tile<Policy, kernel::UpsampleGeometry, kVector>(d, a, stream);
-  }
-  return Status(StatusCode::kUnsupported, "unknown conv kind");
-}
-
-template <class Policy, class ElementPolicy = Policy>
-inline Status launch_either(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  if (d.cin % Policy::kChunkElems == 0) return launch_policy<Policy, true>(d, a, stream);
-  return launch_policy<ElementPolicy, false>(d, a, stream);
-}
-
-template <DType kType>
-inline Status launch_type(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  using T = kernel::Tiles<kType>;
-  if (kernel::use_tap_reduce(d)) return launch_tap_reduce<typename T::TapReduce>(d, a, stream);
-  if constexpr (kernel::kHaloKernel) {
-    if (kernel::use_halo_kernel(d)) return launch_halo<typename T::Halo>(d, a, stream);
-    if (kernel::use_tap_row_kernel(d)) return launch_tap_row<typename T::TapRow>(d, a, stream);
-  }
-  switch (kernel::choose_tile(d.cout)) {
-    case kernel::TileId::kTiny: return launch_either<typename T::Tiny>(d, a, stream);
-    case kernel::TileId::kNarrow: return launch_either<typename T::Narrow>(d, a, stream);
-    case kernel::TileId::kWide:
-      return launch_either<typename T::Wide, typename T::WideElementwise>(d, a, stream);
-  }
-  return Status(StatusCode::kUnsupported, "no tile");
-}
+// conv_forward's visitor: launches the instance.
+struct Launcher {
+  const ConvDesc& d;
+  const ConvArgs& a;
+  hipStream_t stream;
+  template <class Policy>
+  Status tap_reduce() { return launch_tap_reduce<Policy>(d, a, stream); }
+  template <class Policy>
+  Status halo() { return launch_halo<Policy>(d, a, stream); }
+  template <class Policy>
+  Status tap_row() { return launch_tap_row<Policy>(d, a, stream); }
+  template <class Policy, class Geo, bool kVector>
+  Status tile(int phase) { return launch_tile<Policy, Geo, kVector>(d, a, stream, phase); }
+};
 
 }  // namespace detail
 
 inline Status conv_forward(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  VAECONV_RETURN_IF_ERROR(check_device_arch(d.in_dtype));  // a device these kernels are built for
   VAECONV_RETURN_IF_ERROR(validate_for_kernels(d, a));
-  if (d.in_dtype == DType::kFP8E4M3) return detail::launch_type<DType::kFP8E4M3>(d, a, stream);
-  return detail::launch_type<DType::kBF16>(d, a, stream);
+  detail::Launcher launcher{d, a, stream};
+  return detail::visit_kernel(d, detail::choose_kernel(d, a.weights.info), launcher);
 }
 
 }  // namespace vaeconv
