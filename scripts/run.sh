@@ -39,9 +39,29 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 [ -n "$hip_preset" ] || [ "$have_cuda" = 1 ] || { say "nothing could be built"; exit 1; }
 
-if [ -n "$hip_preset" ] && command -v rocminfo >/dev/null && rocminfo 2>/dev/null | grep -qE "gfx94|gfx95"; then
-  say "AMD GPU found: running the benchmark"
-  exec "$REPO/build/$hip_preset/bench/vaeconv_bench" "$@"
+# An AMD GPU: rocminfo where the toolchain is (the host's ROCm, or inside the toolchain root), or
+# the kernel driver's topology (gfx_target_version 9.4.x / 9.5.x) where no rocminfo is at hand.
+amd_gpu_found() {
+  "${hip_prefix[@]}" sh -c 'command -v rocminfo >/dev/null && rocminfo 2>/dev/null' | grep -qE "gfx94|gfx95" && return 0
+  grep -qsE "^gfx_target_version 9(04|05)[0-9][0-9]$" /sys/class/kfd/kfd/topology/nodes/*/properties
+}
+if [ -n "$hip_preset" ] && amd_gpu_found; then
+  # The first-contact suite (tests/first_contact) first: the matrix atoms against the CPU, the
+  # buffer loads' zero fill, FP8 accumulation and -0/NaN inputs. A benchmark of kernels that are
+  # wrong on this machine would be worse than none, so any failure stops here.
+  fc="$REPO/build/$hip_preset/tests/first_contact/vaeconv_first_contact"
+  if [ ! -x "$fc" ]; then
+    say "AMD GPU found, but the first-contact suite was not built ($fc; GoogleTest missing?):"
+    say "not benchmarking kernels that were never checked on this machine"; exit 1
+  fi
+  say "AMD GPU found: running the first-contact suite before the benchmark"
+  if ! "${hip_prefix[@]}" "$fc"; then
+    say "the first-contact suite FAILED on this AMD GPU (log above): the kernels are wrong here,"
+    say "so the benchmark is not run. Rerun one check with --gtest_filter=<name>."
+    exit 1
+  fi
+  say "first-contact suite passed: running the benchmark"
+  exec "${hip_prefix[@]}" "$REPO/build/$hip_preset/bench/vaeconv_bench" "$@"
 fi
 if [ "$have_cuda" = 1 ] && command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   say "NVIDIA GPU found: running the benchmark"
