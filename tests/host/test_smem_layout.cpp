@@ -1,4 +1,6 @@
-// The swizzled LDS tile: a bijection, and free of bank conflicts for the accesses that use it.
+// The swizzled LDS tile: a bijection, the canonical swizzle modes, and free of bank conflicts for
+// NVIDIA's ldmatrix. The AMD accesses are costed by the documented LDS bank model in
+// tests/host/test_lds_banks.cpp (gfx942 ds_read_b128 phases, gfx950's 64 banks), not here.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -23,10 +25,11 @@ void check_bijection(int rows) {
   EXPECT_EQ(int(seen.size()), rows * Chunks);
 }
 
-// 8 lanes reading 16 bytes each from these (row, chunk) pairs touch 8 distinct 16-byte bank groups
-// of the 128-byte bank line (32 banks x 4 bytes): one ldmatrix phase / ds_read_b128 group.
+// NVIDIA shared memory: 32 banks of 4 bytes; 8 lanes moving 16 bytes each are one phase (an
+// ldmatrix 8x8 matrix's 8 row addresses, or 8 consecutive threads of a cp.async copy). The 8
+// chunks must hit 8 distinct 16-byte bank groups of a 128-byte bank line.
 template <int Chunks>
-bool conflict_free(const int (&rows)[8], const int (&chunks)[8]) {
+bool phase_conflict_free(const int (&rows)[8], const int (&chunks)[8]) {
   std::set<int> groups;
   for (int i = 0; i < 8; ++i) groups.insert((SwizzledTile<Chunks>::offset(rows[i], chunks[i]) / 16) % 8);
   return groups.size() == 8;
@@ -39,8 +42,9 @@ TEST(SmemLayout, Bijection) {
 }
 
 template <int Chunks, class Layout>
-void check_fragment_reads() {
-  // Every group of 8 consecutive lanes of an operand read, at every atom-K step and row offset.
+void check_ldmatrix_reads() {
+  static_assert(Layout::kLanes == 32, "an NVIDIA warp atom");
+  // Every ldmatrix phase (8 consecutive lanes) of an operand read, at every K step and row offset.
   for (int row0 = 0; row0 < 64; row0 += Layout::kM)
     for (int k0 = 0; k0 < Chunks; k0 += Layout::kK / 8)
       for (int g = 0; g < Layout::kLanes / 8; ++g) {
@@ -49,38 +53,48 @@ void check_fragment_reads() {
           rows[i] = row0 + Layout::a_lds_row(8 * g + i);
           chunks[i] = k0 + Layout::a_lds_chunk(8 * g + i);
         }
-        EXPECT_TRUE((conflict_free<Chunks>(rows, chunks))) << "A group " << g << " k0 " << k0;
+        EXPECT_TRUE((phase_conflict_free<Chunks>(rows, chunks))) << "A group " << g << " k0 " << k0;
         for (int i = 0; i < 8; ++i) {
           rows[i] = row0 + Layout::b_lds_row(8 * g + i);
           chunks[i] = k0 + Layout::b_lds_chunk(8 * g + i);
         }
-        EXPECT_TRUE((conflict_free<Chunks>(rows, chunks))) << "B group " << g << " k0 " << k0;
+        EXPECT_TRUE((phase_conflict_free<Chunks>(rows, chunks))) << "B group " << g << " k0 " << k0;
       }
 }
 
-TEST(SmemLayout, FragmentReadsAreConflictFree) {
-  check_fragment_reads<4, layout::Mfma32x32x16Bf16>();
-  check_fragment_reads<4, layout::MmaM16N16K16Bf16>();
-  check_fragment_reads<4, layout::Mfma16x16x32Bf16>();
-  check_fragment_reads<8, layout::Mfma32x32x16Bf16>();
-  check_fragment_reads<8, layout::MmaM16N16K16Bf16>();
-  check_fragment_reads<2, layout::MmaM16N16K16Bf16>();
+TEST(SmemLayout, LdmatrixReadsAreConflictFree) {
+  check_ldmatrix_reads<4, layout::MmaM16N16K16Bf16>();
+  check_ldmatrix_reads<8, layout::MmaM16N16K16Bf16>();
+  check_ldmatrix_reads<2, layout::MmaM16N16K16Bf16>();
+  check_ldmatrix_reads<2, layout::MmaM16N16K32Fp8>();
+  check_ldmatrix_reads<4, layout::MmaM16N16K32Fp8>();
 }
 
-TEST(SmemLayout, CopyWritesAreConflictFree) {
-  // The copy: thread t writes (row t / Chunks, chunk t % Chunks); 8 consecutive threads.
+// Negative control: the first ldmatrix phase of the m16n16k16 A read on an unswizzled tile of
+// 64-byte rows (chunk c of row r at 64 r + 16 c) puts its 8 rows on 2 bank groups.
+TEST(SmemLayout, UnswizzledLdmatrixPhaseConflicts) {
+  using L = layout::MmaM16N16K16Bf16;
+  std::set<int> groups;
+  for (int i = 0; i < 8; ++i) groups.insert(((64 * L::a_lds_row(i) + 16 * L::a_lds_chunk(i)) / 16) % 8);
+  EXPECT_EQ(groups.size(), 2u);
+}
+
+// NVIDIA's cp.async copy: thread t writes (row t / Chunks, chunk t % Chunks); 8 consecutive threads
+// (16 bytes each) form one 128-byte shared-memory wavefront. (AMD's ds_write_b128 phases are the
+// bank model's, tests/host/test_lds_banks.cpp.)
+TEST(SmemLayout, CpAsyncCopyWritesAreConflictFree) {
   for (int t0 = 0; t0 < 256; t0 += 8) {
     int rows[8], chunks[8];
     for (int i = 0; i < 8; ++i) {
       rows[i] = (t0 + i) / 4;
       chunks[i] = (t0 + i) % 4;
     }
-    EXPECT_TRUE(conflict_free<4>(rows, chunks));
+    EXPECT_TRUE(phase_conflict_free<4>(rows, chunks));
     for (int i = 0; i < 8; ++i) {
       rows[i] = (t0 + i) / 8;
       chunks[i] = (t0 + i) % 8;
     }
-    EXPECT_TRUE(conflict_free<8>(rows, chunks));
+    EXPECT_TRUE(phase_conflict_free<8>(rows, chunks));
   }
 }
 

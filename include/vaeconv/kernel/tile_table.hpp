@@ -33,7 +33,9 @@ using TapReducePatchCdna = TapReduceHalo<128>;
 constexpr int kTapReduceBN = 32;
 constexpr int kTapReduceMaxCout = kTapReduceBN / 9;
 
-#if defined(VAECONV_BACKEND_HIP)
+// The AMD table. Host tools that model the AMD kernels (tests/lds/, bench/lds_bank_report.cpp)
+// define VAECONV_CDNA_TILE_TABLE to read it from a host compile; it holds shapes only.
+#if defined(VAECONV_BACKEND_HIP) || defined(VAECONV_CDNA_TILE_TABLE)
 // The wide tiles are 96 wide, like NVIDIA's: 96 divides every VAE Cout (96, 192, 384), where a
 // 128-wide tile computes 25 % padding columns on the 96- and 192-channel layers (most of the
 // set's FLOPs). Four waves of 32 x 96 (three 32 x 32 MFMA atoms each); the epilogue stages three
