@@ -297,7 +297,7 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
             if n in bounds_us}
     bound = max(core, key=core.get)
     ideal_us = ideal_cycles / clk_hz * 1e6
-    if bounds_us["tail"] >= 0.25 * ideal_us and bounds_us["tail"] > 0:
+    if loop_s >= max(l2_s, hbm_s) and bounds_us["tail"] >= 0.25 * ideal_us and bounds_us["tail"] > 0:
         bound = "tail"  # partial last round: a quarter or more on top of the steady state
     for extra in ("prologue/epilogue", "launch"):
         if bounds_us[extra] > max(core.values()):

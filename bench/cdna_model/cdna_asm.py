@@ -1,0 +1,546 @@
+"""The AMDGPU assembly front-end: kernels, their metadata, the main K loop and its counts.
+
+Reads the `clang --cuda-device-only -S` output of kernels/conv_instances.cpp for one target
+(gfx942 / gfx950) and, per kernel:
+  - metadata from the compiler's comments and the .amdhsa block: VGPR, AGPR, SGPR, LDS bytes,
+    scratch, occupancy (waves per SIMD);
+  - the basic blocks (`.LBB` labels, `; %bb.N:` comments) and the loop structure: LLVM's loop
+    comments (`=>This Loop Header`, `in Loop: Header=`, `Parent Loop`) when present, otherwise
+    merged backward-branch intervals;
+  - the main loop: the loop that holds the matrix instructions (descending into the one child
+    loop that holds all of them, so a persistent tile loop around a K loop picks the K loop);
+  - counts of one trip of that loop per wave: MFMA by instruction, LDS bytes read / written by
+    width, global bytes loaded, VALU, SALU, s_nop cycles, barriers, s_waitcnt points. A child
+    loop inside the main loop (the gather's tap carry) counts one trip per outer trip; both
+    sides of a branch are counted (exec-masked code issues for any active lane);
+  - the prologue (entry to the loop) and epilogue (loop exit to s_endpgm) as the shortest and
+    longest instruction paths through the acyclic block graph outside the loop.
+
+Kernel names are decoded like cmake/resource_report.cmake does (TileShape, Atom, Geometry,
+vector flag, tap-reduce HaloPatch), so a dispatch plan entry is matched by its fields.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+# MFMA issue cycles on one SIMD (the instruction's passes x 4). Sources: AMD matrix instruction
+# calculator, CDNA3 (shared/notes/cdna.md: 32x32x8 bf16 32, 16x16x16 bf16 16, 32x32x16 fp8 32);
+# CDNA4 from the published peaks (2.5 PFLOP/s bf16, 5 PFLOP/s fp8, 256 CUs x 4 SIMDs at 2.4 GHz:
+# 1024 bf16 / 2048 fp8 FLOP per SIMD per cycle) and the note that gfx950 runs the gfx942 fp8
+# instructions at half the K rate of f8f6f4.
+MFMA_CYCLES = {
+    "gfx942": {
+        "v_mfma_f32_32x32x8_bf16": 32, "v_mfma_f32_16x16x16_bf16": 16,
+        "v_mfma_f32_32x32x16_fp8_fp8": 32, "v_mfma_f32_16x16x32_fp8_fp8": 16,
+        "v_mfma_f32_32x32x8bf16_1k": 32, "v_mfma_f32_16x16x16bf16_1k": 16,
+    },
+    "gfx950": {
+        "v_mfma_f32_32x32x16_bf16": 32, "v_mfma_f32_16x16x32_bf16": 16,
+        "v_mfma_f32_32x32x64_f8f6f4": 64, "v_mfma_f32_16x16x128_f8f6f4": 32,
+        "v_mfma_f32_32x32x16_fp8_fp8": 32, "v_mfma_f32_16x16x32_fp8_fp8": 16,
+        "v_mfma_f32_32x32x8_bf16": 32, "v_mfma_f32_16x16x16_bf16": 16,
+    },
+}
+
+_MFMA_SHAPE = re.compile(r"v_mfma_(?:scale_)?f32_(\d+)x(\d+)x(\d+)")
+
+
+def mfma_flops(mnemonic: str) -> int:
+    m = _MFMA_SHAPE.match(mnemonic)
+    if not m:
+        raise ValueError(f"not an MFMA: {mnemonic}")
+    a, b, c = map(int, m.groups())
+    return 2 * a * b * c
+
+
+def mfma_cycles(target: str, mnemonic: str) -> int:
+    table = MFMA_CYCLES[target]
+    if mnemonic in table:
+        return table[mnemonic]
+    raise KeyError(f"{target}: no issue-cycle entry for {mnemonic} (add it to MFMA_CYCLES with "
+                   f"its source)")
+
+
+_WIDTH = {"b32": 4, "b64": 8, "b96": 12, "b128": 16, "u8": 1, "i8": 1, "u16": 2, "i16": 2,
+          "b8": 1, "b16": 2, "u8_d16": 1, "u8_d16_hi": 1, "i8_d16": 1, "b16_d16": 2,
+          "b16_d16_hi": 2, "u16_d16": 2, "u16_d16_hi": 2}
+_BUF_WIDTH = {"dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16, "ubyte": 1, "sbyte": 1,
+              "ushort": 2, "sshort": 2, "short_d16": 2, "short_d16_hi": 2, "ubyte_d16": 1,
+              "ubyte_d16_hi": 1, "sbyte_d16": 1, "sbyte_d16_hi": 1, "byte": 1, "short": 2,
+              "b32": 4, "b64": 8, "b96": 12, "b128": 16}
+
+
+def lds_bytes_per_lane(mn: str) -> Tuple[str, int]:
+    """('read'|'write'|'other', bytes per lane) of a ds_* instruction."""
+    m = re.match(r"ds_(read|write|load|store)(2st64|2)?_([a-z0-9_]+?)(?:_tr_b\d+)?$", mn)
+    if m:
+        kind = "read" if m.group(1) in ("read", "load") else "write"
+        w = _WIDTH.get(m.group(3))
+        if w is None:
+            w = _WIDTH.get(m.group(3).split("_")[0], 4)
+        return kind, w * (2 if m.group(2) else 1)
+    m = re.match(r"ds_read_(b64|b96)_tr_b(4|6|8|16)$", mn)  # gfx950 transpose reads
+    if m:
+        return "read", _WIDTH[m.group(1)]
+    if mn.startswith(("ds_bpermute", "ds_permute", "ds_swizzle")):
+        return "other", 4
+    return "other", 4  # atomics and the rest: one dword
+
+
+def global_bytes_per_lane(mn: str) -> Tuple[str, int]:
+    """('load'|'store', bytes per lane) of a buffer_/global_/flat_ memory instruction."""
+    m = re.match(r"(buffer|global|flat)_(load|store|atomic)_(?:lds_)?([a-z0-9_]+)$", mn)
+    if not m:
+        return "other", 0
+    kind = "load" if m.group(2) == "load" else "store"
+    return kind, _BUF_WIDTH.get(m.group(3), 4)
+
+
+@dataclass
+class Inst:
+    mnemonic: str
+    operands: str
+    line: int
+
+
+@dataclass
+class Block:
+    label: str
+    insts: List[Inst] = field(default_factory=list)
+    loop_header: Optional[str] = None  # innermost loop header label this block belongs to
+    succ: List[str] = field(default_factory=list)
+    index: int = 0
+
+
+@dataclass
+class Counts:
+    """Instruction-class counts of a set of instructions, per wave (wave64)."""
+    mfma: Dict[str, int] = field(default_factory=dict)
+    mfma_cycles: float = 0.0
+    mfma_flops: float = 0.0
+    lds_read_bytes: float = 0.0     # per wave: lanes x width
+    lds_write_bytes: float = 0.0
+    lds_read: Dict[int, int] = field(default_factory=dict)   # width -> instructions
+    lds_write: Dict[int, int] = field(default_factory=dict)
+    global_load_bytes: float = 0.0
+    global_store_bytes: float = 0.0
+    global_load: Dict[int, int] = field(default_factory=dict)
+    valu: int = 0
+    salu: int = 0
+    smem: int = 0
+    branch: int = 0
+    nop_cycles: int = 0
+    barriers: int = 0
+    waitcnt: int = 0
+    lgkm_waits: int = 0
+    vm_waits: int = 0
+    memory: int = 0
+    instructions: int = 0
+
+    def add(self, o: "Counts", times: float = 1.0) -> None:
+        for k, v in o.mfma.items():
+            self.mfma[k] = self.mfma.get(k, 0) + v * times
+        for d, od in ((self.lds_read, o.lds_read), (self.lds_write, o.lds_write),
+                      (self.global_load, o.global_load)):
+            for k, v in od.items():
+                d[k] = d.get(k, 0) + v * times
+        for name in ("mfma_cycles", "mfma_flops", "lds_read_bytes", "lds_write_bytes",
+                     "global_load_bytes", "global_store_bytes", "valu", "salu", "smem", "branch",
+                     "nop_cycles", "barriers", "waitcnt", "lgkm_waits", "vm_waits", "memory",
+                     "instructions"):
+            setattr(self, name, getattr(self, name) + getattr(o, name) * times)
+
+
+def count_insts(insts: List[Inst], target: str, wave: int = 64) -> Counts:
+    c = Counts()
+    for ins in insts:
+        mn = ins.mnemonic
+        c.instructions += 1
+        if mn.startswith("v_mfma"):
+            c.mfma[mn] = c.mfma.get(mn, 0) + 1
+            c.mfma_cycles += mfma_cycles(target, mn)
+            c.mfma_flops += mfma_flops(mn)
+        elif mn.startswith("ds_"):
+            kind, w = lds_bytes_per_lane(mn)
+            c.memory += 1
+            if kind == "write":
+                c.lds_write_bytes += w * wave
+                c.lds_write[w] = c.lds_write.get(w, 0) + 1
+            else:
+                c.lds_read_bytes += w * wave
+                c.lds_read[w] = c.lds_read.get(w, 0) + 1
+        elif mn.startswith(("buffer_", "global_", "flat_", "scratch_")):
+            kind, w = global_bytes_per_lane(mn)
+            c.memory += 1
+            if kind == "load":
+                c.global_load_bytes += w * wave
+                c.global_load[w] = c.global_load.get(w, 0) + 1
+                if " lds" in " " + ins.operands or mn.startswith(("buffer_load_lds", "global_load_lds")):
+                    c.lds_write_bytes += w * wave  # direct global -> LDS
+            elif kind == "store":
+                c.global_store_bytes += w * wave
+        elif mn == "s_nop":
+            try:
+                n = int(ins.operands.split()[0], 0)
+            except (ValueError, IndexError):
+                n = 0
+            c.nop_cycles += n + 1
+        elif mn == "s_barrier":
+            c.barriers += 1
+        elif mn == "s_waitcnt":
+            c.waitcnt += 1
+            if "lgkmcnt" in ins.operands:
+                c.lgkm_waits += 1
+            if "vmcnt" in ins.operands:
+                c.vm_waits += 1
+        elif mn.startswith(("s_cbranch", "s_branch", "s_setpc", "s_swappc")):
+            c.branch += 1
+        elif mn.startswith(("s_load", "s_buffer_load", "s_store", "s_memtime", "s_dcache")):
+            c.smem += 1
+        elif mn.startswith("s_"):
+            c.salu += 1
+        elif mn.startswith("v_"):
+            c.valu += 1
+        else:
+            c.instructions -= 0  # directives never reach here
+    return c
+
+
+@dataclass
+class Kernel:
+    name: str
+    target: str
+    blocks: List[Block]
+    meta: Dict[str, int]
+    loop_blocks: List[str] = field(default_factory=list)   # the main loop's blocks
+    loop_counts: Optional[Counts] = None                   # one trip of the main loop
+    prologue: Tuple[Counts, Counts] = None                 # shortest, longest path
+    epilogue: Tuple[Counts, Counts] = None
+    decoded: Dict[str, object] = field(default_factory=dict)
+
+    @property
+    def total_mfma(self) -> int:
+        return sum(sum(count_insts(b.insts, self.target).mfma.values()) for b in self.blocks)
+
+
+_LABEL = re.compile(r"^(\.LBB\d+_\d+|_Z[A-Za-z0-9_]+):")
+_BB_COMMENT = re.compile(r"^; %bb\.(\d+):")
+_LOOP_IN = re.compile(r"in Loop: Header=BB(\d+_\d+)|Parent Loop BB(\d+_\d+)")
+_META = {
+    "vgpr": re.compile(r"^; NumVgprs: (\d+)"),
+    "agpr": re.compile(r"^; NumAgprs: (\d+)"),
+    "sgpr": re.compile(r"^; TotalNumSgprs: (\d+)"),
+    "scratch": re.compile(r"^; ScratchSize: (\d+)"),
+    "occupancy": re.compile(r"^; Occupancy: (\d+)"),
+    "lds": re.compile(r"^; LDSByteSize: (\d+)"),
+}
+_AMDHSA = re.compile(r"^\s*\.amdhsa_(next_free_vgpr|next_free_sgpr|accum_offset|"
+                     r"group_segment_fixed_size|private_segment_fixed_size)\s+(\d+)")
+
+
+def _parse_body(lines: List[Tuple[int, str]], name: str) -> List[Block]:
+    """Blocks of one function body: (line number, text) pairs from its label to .Lfunc_end."""
+    blocks: List[Block] = [Block(label=name)]
+    header_of_current: Optional[str] = None
+    for ln, raw in lines:
+        text = raw.strip()
+        lab = _LABEL.match(raw)
+        bbc = _BB_COMMENT.match(text)
+        if lab or bbc:
+            label = lab.group(1) if lab else f"%bb.{bbc.group(1)}"
+            if label != name:
+                blocks.append(Block(label=label))
+            header_of_current = None
+            rest = raw[raw.index(":") + 1:]
+            if "=>This Loop Header" in rest or "=>  This Inner Loop Header" in rest \
+                    or "This Inner Loop Header" in rest or "This Loop Header" in rest:
+                blocks[-1].loop_header = label.replace(".LBB", "BB").lstrip(".")
+            else:
+                m = _LOOP_IN.search(rest)
+                if m:
+                    blocks[-1].loop_header = "BB" + (m.group(1) or m.group(2))
+            continue
+        if not text or text.startswith((";", ".", "//")):
+            # comment-only continuation lines may carry loop info for the block just opened
+            m = _LOOP_IN.search(text)
+            if m and blocks[-1].loop_header is None and not blocks[-1].insts:
+                blocks[-1].loop_header = "BB" + (m.group(1) or m.group(2))
+            if "Inner Loop Header" in text and not blocks[-1].insts:
+                blocks[-1].loop_header = blocks[-1].label.replace(".LBB", "BB")
+            continue
+        code = text.split(";")[0].strip()
+        if not code:
+            continue
+        parts = code.split(None, 1)
+        blocks[-1].insts.append(Inst(parts[0], parts[1] if len(parts) > 1 else "", ln))
+    blocks = [b for b in blocks if b.insts or b.label == name]
+    for i, b in enumerate(blocks):
+        b.index = i
+    # successors
+    labels = {b.label: b for b in blocks}
+    for i, b in enumerate(blocks):
+        last = b.insts[-1] if b.insts else None
+        if last is not None and last.mnemonic.startswith(("s_branch", "s_cbranch")):
+            tgt = last.operands.split()[0]
+            if tgt in labels:
+                b.succ.append(tgt)
+            if last.mnemonic.startswith("s_cbranch") and i + 1 < len(blocks):
+                b.succ.append(blocks[i + 1].label)
+        elif last is not None and last.mnemonic == "s_endpgm":
+            pass
+        elif i + 1 < len(blocks):
+            b.succ.append(blocks[i + 1].label)
+    return blocks
+
+
+def _loops_from_comments(blocks: List[Block]) -> Dict[str, List[int]]:
+    """header label (BBx_y) -> indices of the blocks in that loop, children included."""
+    direct: Dict[str, List[int]] = {}
+    for b in blocks:
+        if b.loop_header:
+            direct.setdefault(b.loop_header, []).append(b.index)
+    return direct
+
+
+def _loops_from_backedges(blocks: List[Block]) -> List[Tuple[int, int]]:
+    """Merged [first, last] block-index intervals spanned by backward branches."""
+    idx = {b.label: b.index for b in blocks}
+    iv = []
+    for b in blocks:
+        for s in b.succ:
+            if idx[s] <= b.index and b.insts and b.insts[-1].mnemonic.startswith(
+                    ("s_branch", "s_cbranch")) and b.insts[-1].operands.split()[0] == s:
+                iv.append((idx[s], b.index))
+    iv.sort()
+    merged: List[List[int]] = []
+    for a, z in iv:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], z)
+        else:
+            merged.append([a, z])
+    return [tuple(x) for x in merged]
+
+
+def _has_mfma(blocks: List[Block], ids) -> int:
+    return sum(1 for i in ids for ins in blocks[i].insts if ins.mnemonic.startswith("v_mfma"))
+
+
+def find_main_loop(blocks: List[Block]) -> List[int]:
+    """Indices of the blocks of the main (MFMA) loop; [] when the kernel has no MFMA loop."""
+    comment_loops = _loops_from_comments(blocks)
+    if comment_loops:
+        # full membership: a loop's blocks plus those of loops whose blocks say Parent Loop
+        # (the comments name the innermost header; nest by interval containment)
+        spans = {h: (min(ix), max(ix)) for h, ix in comment_loops.items()}
+        members = {}
+        for h, (a, z) in spans.items():
+            ids = set(comment_loops[h])
+            for h2, (a2, z2) in spans.items():
+                if h2 != h and a <= a2 and z2 <= z:
+                    ids |= set(comment_loops[h2])
+            # every block inside the interval belongs to the loop (rotated loops keep a span)
+            ids |= set(range(a, z + 1))
+            members[h] = sorted(ids)
+        cands = [(h, ids) for h, ids in members.items() if _has_mfma(blocks, ids)]
+        if not cands:
+            return []
+        # outermost MFMA loops first: the one with the most MFMAs, then descend while one child
+        # holds every MFMA of its parent
+        best = max(cands, key=lambda c: (_has_mfma(blocks, c[1]), len(c[1])))
+        while True:
+            total = _has_mfma(blocks, best[1])
+            inner = [c for c in cands if c[0] != best[0] and set(c[1]) < set(best[1])
+                     and _has_mfma(blocks, c[1]) == total]
+            if not inner:
+                return best[1]
+            best = min(inner, key=lambda c: len(c[1]))
+    ivs = [iv for iv in _loops_from_backedges(blocks) if _has_mfma(blocks, range(iv[0], iv[1] + 1))]
+    if not ivs:
+        return []
+    a, z = max(ivs, key=lambda iv: _has_mfma(blocks, range(iv[0], iv[1] + 1)))
+    return list(range(a, z + 1))
+
+
+def _path_counts(blocks: List[Block], start: int, stop: set, exclude: set, target: str,
+                 longest: bool) -> Counts:
+    """Instruction counts along the shortest or longest path from block `start` to a block in
+    `stop` (when `stop` is empty: to a block ending in s_endpgm), through blocks not in
+    `exclude`, forward edges only (back edges of loops outside the main loop: one trip).
+    Paths that never reach the target do not count."""
+    idx = {b.label: b.index for b in blocks}
+    n = len(blocks)
+    best_len: List[Optional[int]] = [None] * n
+    nxt: List[Optional[int]] = [None] * n
+    for i in range(n - 1, -1, -1):
+        if i in exclude:
+            continue
+        if i in stop:
+            best_len[i] = 0
+            continue
+        own = len(blocks[i].insts)
+        if not stop and blocks[i].insts and blocks[i].insts[-1].mnemonic == "s_endpgm":
+            best_len[i] = own
+            continue
+        cand = []
+        for s in blocks[i].succ:
+            j = idx[s]
+            if j > i and best_len[j] is not None and (j not in exclude or j in stop):
+                cand.append((best_len[j], j))
+        if not cand:
+            continue  # cannot reach the target
+        pick = max(cand) if longest else min(cand)
+        best_len[i] = own + pick[0]
+        nxt[i] = pick[1]
+    c = Counts()
+    if best_len[start] is None:
+        return c
+    i: Optional[int] = start
+    while i is not None and i not in stop:
+        c.add(count_insts(blocks[i].insts, target))
+        i = nxt[i]
+    return c
+
+
+def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str, int]) -> Kernel:
+    blocks = _parse_body(body, name)
+    k = Kernel(name=name, target=target, blocks=blocks, meta=meta)
+    loop = find_main_loop(blocks)
+    k.loop_blocks = [blocks[i].label for i in loop]
+    k.decoded = decode_name(name)
+    if not loop:
+        return k
+    lc = Counts()
+    for i in loop:
+        lc.add(count_insts(blocks[i].insts, target))
+    k.loop_counts = lc
+    loop_set = set(loop)
+    # prologue: entry -> the loop; epilogue: first block after the loop -> end
+    k.prologue = (_path_counts(blocks, 0, loop_set, set(), target, False),
+                  _path_counts(blocks, 0, loop_set, set(), target, True))
+    exits = sorted({blocks.index(next(b for b in blocks if b.label == s)) for i in loop
+                    for s in blocks[i].succ
+                    if next(b for b in blocks if b.label == s).index not in loop_set})
+    if exits:
+        e = exits[0]
+        k.epilogue = (_path_counts(blocks, e, set(), loop_set, target, False),
+                      _path_counts(blocks, e, set(), loop_set, target, True))
+    else:
+        k.epilogue = (Counts(), Counts())
+    return k
+
+
+def split_kernels(text: str) -> List[Tuple[str, List[Tuple[int, str]], Dict[str, int]]]:
+    """(name, body lines, metadata) of every function with an .amdhsa_kernel descriptor."""
+    lines = text.split("\n")
+    out = []
+    i = 0
+    n = len(lines)
+    bodies: Dict[str, List[Tuple[int, str]]] = {}
+    metas: Dict[str, Dict[str, int]] = {}
+    order: List[str] = []
+    current = None
+    while i < n:
+        raw = lines[i]
+        m = re.match(r"^(_Z[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*):\s*(;.*)?$", raw)
+        if m and not raw.startswith("."):
+            current = m.group(1)
+            bodies[current] = []
+            metas.setdefault(current, {})
+            order.append(current)
+            i += 1
+            continue
+        mk = re.match(r"^\s*\.amdhsa_kernel (\S+)", raw)
+        if mk:
+            kname = mk.group(1)
+            metas.setdefault(kname, {})
+            metas[kname]["is_kernel"] = 1
+            j = i + 1
+            while j < n and ".end_amdhsa_kernel" not in lines[j]:
+                ma = _AMDHSA.match(lines[j])
+                if ma:
+                    metas[kname][ma.group(1)] = int(ma.group(2))
+                j += 1
+            i = j + 1
+            continue
+        if current is not None:
+            if raw.startswith(".Lfunc_end"):
+                current_done = current
+                current = None
+                # the compiler's comments after the body
+                j = i + 1
+                while j < n and not re.match(r"^(_Z[A-Za-z0-9_]+|\s*\.amdhsa_kernel )", lines[j]) \
+                        and j < i + 200:
+                    for key, rx in _META.items():
+                        mm = rx.match(lines[j])
+                        if mm:
+                            metas[current_done][key] = int(mm.group(1))
+                    j += 1
+                i += 1
+                continue
+            bodies[current].append((i + 1, raw))
+        i += 1
+    for name in order:
+        if metas.get(name, {}).get("is_kernel"):
+            out.append((name, bodies[name], metas[name]))
+    return out
+
+
+def parse_file(path: str, target: str, only_vaeconv: bool = True) -> List[Kernel]:
+    with open(path) as f:
+        text = f.read()
+    ks = []
+    for name, body, meta in split_kernels(text):
+        if only_vaeconv and not name.startswith("_ZN7vaeconv"):
+            continue
+        ks.append(analyse(name, target, body, meta))
+    return ks
+
+
+def decode_name(mangled: str) -> Dict[str, object]:
+    """The fields resource_report.cmake reads from a mangled kernel name."""
+    d: Dict[str, object] = {"family": None}
+    if "tap_reduce_kernel" in mangled:
+        d["family"] = "tap_reduce"
+    elif "tap_row_conv_kernel" in mangled:
+        d["family"] = "tap_row"
+    elif "halo_conv_kernel" in mangled:
+        d["family"] = "halo"
+    elif "conv_kernel" in mangled:
+        d["family"] = "implicit_gemm"
+    d["dtype"] = "fp8" if "AtomFp8" in mangled else "bf16"
+    m = re.search(r"TileShapeILi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)E(?:Li(\d+)E)?", mangled)
+    if m:
+        d["tile"] = tuple(int(x) for x in m.groups()[:6])
+        d["min_blocks"] = int(m.group(7)) if m.group(7) else 1
+    m = re.search(r"GeometryILi(\d)ELi(\d)ELi(\d)ELi(\d)EE", mangled)
+    if m:
+        d["geometry"] = tuple(int(x) for x in m.groups())
+    m = re.search(r"HaloPatchILi(\d+)ELi(\d+)E", mangled)
+    if m:
+        d["halo"] = (int(m.group(1)), int(m.group(2)))
+    if d["family"] == "implicit_gemm":
+        if mangled.endswith("ELb1EEEvNS0_10ConvParamsE"):
+            d["vector"] = True
+        elif mangled.endswith("ELb0EEEvNS0_10ConvParamsE"):
+            d["vector"] = False
+    return d
+
+
+def match_plan(kernels: List[Kernel], plan_kernel: dict, dtype: str) -> List[Kernel]:
+    """The kernels whose decoded name fits a dispatch_plan entry ("kernel" object)."""
+    pk = plan_kernel
+    tile = (pk["bm"], pk["bn"], pk["bk"], pk["warps_m"], pk["warps_n"], pk["stages"])
+    out = []
+    for k in kernels:
+        d = k.decoded
+        if d.get("family") != pk["family"] or d.get("dtype") != dtype or d.get("tile") != tile:
+            continue
+        if d.get("min_blocks", 1) != pk.get("min_blocks", 1):
+            continue
+        if pk["family"] == "implicit_gemm":
+            if d.get("geometry") != tuple(pk["geometry"]) or d.get("vector") != pk["vector"]:
+                continue
+        out.append(k)
+    return out

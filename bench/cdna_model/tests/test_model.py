@@ -1,0 +1,244 @@
+"""Unit tests of the CDNA model: the asm front-end on synthetic snippets, the bound logic on
+hand-computed cases, and one end-to-end run over a real build ($VAECONV_BUILD)."""
+import math
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import cdna_asm  # noqa: E402
+import machines  # noqa: E402
+import predict  # noqa: E402
+from model import KernelCounts, Launch, LoopCounts, Machine, Range, combine, predict as run  # noqa: E402
+
+NAME = ("_ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_9TileShapeILi128ELi96ELi32ELi4ELi1E"
+        "Li2ELi1EEENS_4arch4CdnaENS6_10AtomBf16OfILi32EEELb0EEENS0_8GeometryILi1ELi1ELi1ELi3EEELb1E"
+        "EEvNS0_10ConvParamsE")
+
+# A kernel in the shape clang emits: a prologue, a rotated K loop (body blocks before the
+# header) with a child loop, an epilogue with a skip branch, metadata after .Lfunc_end.
+SNIPPET = f"""
+\t.amdgcn_target "amdgcn-amd-amdhsa--gfx950"
+{NAME}:                  ; @x
+; %bb.0:
+\ts_load_dword s3, s[0:1], 0xb4
+\ts_waitcnt lgkmcnt(0)
+\tv_mov_b32_e32 v1, 0
+\tbuffer_load_dwordx4 v[4:7], v1, s[8:11], 0 offen
+\ts_branch .LBB0_3
+.LBB0_2:                                ;   in Loop: Header=BB0_3 Depth=1
+\tds_read_b128 v[10:13], v2
+\tds_read_b64 v[14:15], v2 offset:64
+\ts_waitcnt lgkmcnt(0)
+\tv_mfma_f32_32x32x16_bf16 v[16:31], v[10:13], v[10:13], v[16:31]
+\ts_nop 3
+\tv_mfma_f32_32x32x16_bf16 v[16:31], v[10:13], v[10:13], v[16:31]
+\ts_cbranch_scc0 .LBB0_6
+.LBB0_3:                                ; =>This Loop Header: Depth=1
+                                        ;     Child Loop BB0_4 Depth 2
+\ts_waitcnt vmcnt(0)
+\tds_write_b128 v3, v[4:7]
+\ts_add_i32 s4, s4, 1
+\ts_waitcnt lgkmcnt(0)
+\ts_barrier
+\tbuffer_load_dwordx4 v[4:7], v1, s[8:11], 0 offen
+\tbuffer_load_dword v8, v1, s[8:11], 0 offen
+.LBB0_4:                                ;   Parent Loop BB0_3 Depth=1
+                                        ; =>  This Inner Loop Header: Depth=2
+\tv_add_u32_e32 v9, 1, v9
+\tv_cmp_eq_u32_e64 s[8:9], 3, v9
+\ts_cbranch_execz .LBB0_4
+; %bb.5:                                ;   in Loop: Header=BB0_3 Depth=1
+\tv_add_u32_e32 v2, 32, v2
+\ts_branch .LBB0_2
+.LBB0_6:
+\ts_cbranch_execz .LBB0_8
+; %bb.7:
+\tv_cvt_pk_bf16_f32 v0, v16, v17
+\tglobal_store_dwordx4 v[0:1], v[16:19], off
+.LBB0_8:
+\ts_endpgm
+\t.section\t.rodata,"a",@progbits
+\t.amdhsa_kernel {NAME}
+\t\t.amdhsa_group_segment_fixed_size 28672
+\t.end_amdhsa_kernel
+\t.text
+.Lfunc_end0:
+\t.size x, .Lfunc_end0-x
+; Kernel info:
+; TotalNumSgprs: 40
+; NumVgprs: 100
+; NumAgprs: 0
+; ScratchSize: 0
+; LDSByteSize: 28672 bytes/workgroup (compile time only)
+; Occupancy: 4
+"""
+
+
+def kernel_of(text):
+    (name, body, meta), = cdna_asm.split_kernels(text)
+    return cdna_asm.analyse(name, "gfx950", body, meta)
+
+
+class AsmFrontEnd(unittest.TestCase):
+    def test_metadata_and_name(self):
+        k = kernel_of(SNIPPET)
+        self.assertEqual(k.meta["occupancy"], 4)
+        self.assertEqual(k.meta["lds"], 28672)
+        self.assertEqual(k.meta["vgpr"], 100)
+        self.assertEqual(k.meta["scratch"], 0)
+        self.assertEqual(k.decoded["tile"], (128, 96, 32, 4, 1, 2))
+        self.assertEqual(k.decoded["geometry"], (1, 1, 1, 3))
+        self.assertEqual(k.decoded["dtype"], "bf16")
+        self.assertTrue(k.decoded["vector"])
+
+    def test_loop_and_counts(self):
+        k = kernel_of(SNIPPET)
+        self.assertEqual(k.loop_blocks, [".LBB0_2", ".LBB0_3", ".LBB0_4", "%bb.5"])
+        c = k.loop_counts
+        self.assertEqual(c.mfma, {"v_mfma_f32_32x32x16_bf16": 2})
+        self.assertEqual(c.mfma_cycles, 64)
+        self.assertEqual(c.mfma_flops, 2 * 2 * 32 * 32 * 16)
+        self.assertEqual(c.lds_read_bytes, 64 * (16 + 8))
+        self.assertEqual(c.lds_read, {16: 1, 8: 1})
+        self.assertEqual(c.lds_write_bytes, 64 * 16)
+        self.assertEqual(c.global_load_bytes, 64 * (16 + 4))
+        self.assertEqual(c.nop_cycles, 4)
+        self.assertEqual(c.barriers, 1)
+        self.assertEqual(c.lgkm_waits, 2)
+        self.assertEqual(c.vm_waits, 1)
+        self.assertEqual(c.valu, 3)  # two adds, one compare (not the MFMAs)
+        self.assertEqual(c.salu, 1)
+
+    def test_prologue_epilogue_paths(self):
+        k = kernel_of(SNIPPET)
+        self.assertEqual(k.prologue[1].instructions, 5)
+        short, long_ = k.epilogue
+        self.assertEqual(short.instructions, 2)      # skip branch + s_endpgm
+        self.assertEqual(long_.instructions, 4)      # the storing path
+        self.assertEqual(long_.global_store_bytes, 64 * 16)
+
+    def test_backedge_fallback_without_comments(self):
+        text = "\n".join(l.split(";")[0].rstrip() if l.startswith((".LBB", ";")) else l
+                         for l in SNIPPET.split("\n") if not l.strip().startswith("; =>")
+                         and not l.strip().startswith(";     Child"))
+        text = text.replace("; Kernel info:", "; Kernel info:")
+        k = kernel_of(text)
+        c = k.loop_counts
+        self.assertEqual(c.mfma, {"v_mfma_f32_32x32x16_bf16": 2})
+        self.assertEqual(c.barriers, 1)
+
+    def test_no_mfma_loop(self):
+        k = kernel_of(SNIPPET.replace("v_mfma_f32_32x32x16_bf16", "v_add_f32"))
+        self.assertIsNone(k.loop_counts)
+
+    def test_unknown_mfma_is_an_error(self):
+        with self.assertRaises(KeyError):
+            cdna_asm.mfma_cycles("gfx942", "v_mfma_f32_32x32x16_bf16")
+
+
+def flat_machine(**kw):
+    base = dict(name="t", units=2, schedulers_per_unit=4, clock_ghz=1.0, mma_overlap=1.0,
+                valu_cycles=4, salu_cycles=1, other_issue_cycles=1, lds_bytes_per_clk=128,
+                lds_latency_cycles=0, barrier_cycles=0, l2_gbs=1e9, hbm_gbs=1e9,
+                global_latency_ns=0, launch_overhead_us=0)
+    base.update(kw)
+    return Machine(**base)
+
+
+class Bounds(unittest.TestCase):
+    def test_mfma_bound(self):
+        # 4 waves x 100 MFMA cycles / 4 SIMDs = 100 cycles per block K tile; 2 blocks per unit,
+        # 2 units, 8 blocks: 2 rounds x 10 K tiles x 2 x 100 = 4000 cycles = 4 us at 1 GHz.
+        k = KernelCounts("k", LoopCounts(mma_cycles=100))
+        p = run(k, Launch(blocks=8, waves_per_block=4, ktiles=10, blocks_per_unit=2,
+                          unique_bytes=0), flat_machine())
+        self.assertAlmostEqual(p.time_us, 4.0)
+        self.assertEqual(p.bound, "MFMA")
+
+    def test_lds_bound_with_ways(self):
+        # 4 waves x 1024 B x 2 ways / 128 B/clk = 64 cycles > MFMA 40.
+        k = KernelCounts("k", LoopCounts(mma_cycles=40, lds_read_bytes=1024, lds_read_ways=2))
+        p = run(k, Launch(blocks=2, waves_per_block=4, ktiles=1, blocks_per_unit=1,
+                          unique_bytes=0), flat_machine())
+        self.assertAlmostEqual(p.time_us, 0.064)
+        self.assertEqual(p.bound, "LDS")
+
+    def test_latency_and_tail(self):
+        # 1000 ns latency, prefetch distance 1, one block per unit: each K tile waits 1000 cycles;
+        # 3 blocks on 2 units = 2 rounds (the second partial): 2 x 5 x 1000 cycles = 10 us, plus
+        # per round a prologue and an epilogue that each wait one round trip: 2 x 2 x 1 us.
+        k = KernelCounts("k", LoopCounts(mma_cycles=4))
+        p = run(k, Launch(blocks=3, waves_per_block=4, ktiles=5, blocks_per_unit=1,
+                          unique_bytes=0), flat_machine(global_latency_ns=1000))
+        self.assertAlmostEqual(p.time_us, 14.0)
+        self.assertAlmostEqual(p.nom.bounds_us["tail"], 10.0 - 7.5)
+        self.assertAlmostEqual(p.nom.bounds_us["prologue/epilogue"], 4.0)
+        self.assertEqual(p.bound, "tail")
+
+    def test_hbm_and_range(self):
+        k = KernelCounts("k", LoopCounts(mma_cycles=1))
+        m = flat_machine(hbm_gbs=Range(1000, 500))
+        p = run(k, Launch(blocks=1, waves_per_block=4, ktiles=1, blocks_per_unit=1,
+                          unique_bytes=1e6), m)
+        self.assertAlmostEqual(p.opt.time_us, 1.0)
+        self.assertAlmostEqual(p.pess.time_us, 2.0)
+        self.assertAlmostEqual(p.time_us, 1e6 / 750e9 * 1e6)
+        self.assertEqual(p.bound, "HBM")
+
+    def test_issue_overlap(self):
+        # 100 MFMA cycles and 50 VALU x 4 cycles: overlapped 200 (issue) vs serial 300.
+        k = KernelCounts("k", LoopCounts(mma_cycles=100, valu=50))
+        L = Launch(blocks=2, waves_per_block=4, ktiles=1, blocks_per_unit=1, unique_bytes=0)
+        p = run(k, L, flat_machine(mma_overlap=Range(1.0, 0.0)))
+        self.assertAlmostEqual(p.opt.time_us, 0.2)
+        self.assertAlmostEqual(p.pess.time_us, 0.3)
+        self.assertEqual(p.pess.bound, "issue")
+
+    def test_combine_adds(self):
+        k = KernelCounts("k", LoopCounts(mma_cycles=100))
+        L = Launch(blocks=8, waves_per_block=4, ktiles=10, blocks_per_unit=2, unique_bytes=0)
+        one = run(k, L, flat_machine())
+        four = combine([one] * 4, "x")
+        self.assertAlmostEqual(four.time_us, 4 * one.time_us)
+        self.assertEqual(four.bound, "MFMA")
+
+
+class EndToEnd(unittest.TestCase):
+    """Every seed shape, both targets, both dtypes: one kernel, a finite prediction."""
+
+    def test_real_build(self):
+        build = os.environ.get("VAECONV_BUILD")
+        if not build:
+            self.skipTest("VAECONV_BUILD not set (ctest sets it)")
+        plan = predict.load_plan(build, None)
+        lds_rows, _ = predict.load_lds_ways(build)
+        res = predict.predict_all(build, plan, lds_rows)
+        js = predict.build_json(res, "")
+        for t in ("mi300x", "mi355x"):
+            rows = res[t]
+            self.assertEqual(len(rows), 36)
+            for r in rows:
+                for end in ("opt", "nom", "pess"):
+                    v = getattr(r["pred"], end).time_us
+                    self.assertTrue(math.isfinite(v) and v > 0, (t, r["plan"]["id"], end, v))
+                self.assertLessEqual(r["pred"].opt.time_us, r["pred"].time_us + 1e-9)
+                self.assertLessEqual(r["pred"].time_us, r["pred"].pess.time_us + 1e-9)
+                # no prediction beats the MFMA roofline of its dtype, counting the FLOPs the
+                # kernel executes (the upsample phases do 4/9 of the direct form's)
+                k = r["plan"]["kernel"]
+                executed = (2.0 * k["bm"] * k["bn"] * k["bk"] * k["tiles"] * k["k_tiles"] *
+                            k["launches"])
+                peak = machines.const(t, "peak_flops_fp8" if r["plan"]["dtype"] == "fp8"
+                                      else "peak_flops_bf16")
+                self.assertLess(executed / (r["pred"].opt.time_us * 1e-6), peak, r["plan"]["id"])
+            for key in ("bf16_58_ms", "fp8_58_ms", "bf16_hot1328_ms"):
+                self.assertTrue(math.isfinite(js[t][key]))
+        # the portable kernels cannot beat the 2.5 PFLOP/s roofline of the 58-call set
+        self.assertGreater(js["mi355x"]["bf16_58_ms_range"][0], 2.7)
+
+
+if __name__ == "__main__":
+    unittest.main()
