@@ -60,13 +60,17 @@ ROCM_NOTEBOOK = {
     "note": "the tutorial the blog's kernels come from; its stored output cell (section 15, "
             "ROCm 7.1.1, MI355X, 50 timed launches) is a second published figure",
 }
-HIPKITTENS = {
+HIPKITTENS_SRC = {
     "repo": "HazyResearch/HipKittens",
     "commit": "55b9a0ae06837088bce5554720dd71c0ff65b75f",
+    "url": "https://github.com/HazyResearch/HipKittens",
+}
+HIPKITTENS = {
     "title": "HipKittens: Fast and Furious AMD Kernels (Hu et al., arXiv:2511.08083); the "
              "repository's BF16 GEMM benchmark data behind its MI355X plot",
     "url": "https://github.com/HazyResearch/HipKittens/tree/main/analysis/bf16_gemm",
     "data_path": "analysis/bf16_gemm/mi350x/mi355x_bf16_gemm.json",
+    "data_commit": "55b9a0ae06837088bce5554720dd71c0ff65b75f",
     "date": "2025-11-10",
     "hardware": "AMD Instinct MI355X (gfx950)",
     "method": "average of 100 timed launches (torch.cuda events, fresh random inputs each) after "
@@ -95,7 +99,7 @@ KERNELS: List[Dict] = [
         "source": dict(ROCM_NOTEBOOK, cell="section 8, mfma_gemm_fp8_bufferload_kernel"),
         "target": "gfx950", "machine": "mi355x",
         "problem": _fp8_gemm(4096),
-        "tile": [32, 32], "threads": 256, "grid": [128, 128], "trips": 32,
+        "tile": [32, 32], "threads": 256, "grid": [128, 128], "trips": 32, "stages": 1,
         "published": dict(ROCM_BLOG, ms=0.27125, tflops=506.70,
                           row="Direct global-to-LDS ingress", notebook_ms=0.274217),
     },
@@ -107,7 +111,7 @@ KERNELS: List[Dict] = [
         "source": dict(ROCM_NOTEBOOK, cell="section 10, mfma_gemm_fp8_double_bufferload_kernel"),
         "target": "gfx950", "machine": "mi355x",
         "problem": _fp8_gemm(4096),
-        "tile": [64, 64], "threads": 256, "grid": [64, 64], "trips": 32,
+        "tile": [64, 64], "threads": 256, "grid": [64, 64], "trips": 32, "stages": 2,
         "published": dict(ROCM_BLOG, ms=0.11783, tflops=1166.41, row="Double buffering",
                           notebook_ms=0.119517),
     },
@@ -119,7 +123,7 @@ KERNELS: List[Dict] = [
         "source": dict(ROCM_NOTEBOOK, cell="section 11"),
         "target": "gfx950", "machine": "mi355x",
         "problem": _fp8_gemm(4096),
-        "tile": [128, 128], "threads": 512, "grid": [32, 32], "trips": 32,
+        "tile": [128, 128], "threads": 512, "grid": [32, 32], "trips": 32, "stages": 2,
         "published": dict(ROCM_BLOG, ms=0.07516, tflops=1828.74, row="Multi-wave option A",
                           notebook_ms=0.076007),
     },
@@ -132,7 +136,7 @@ KERNELS: List[Dict] = [
         "source": dict(ROCM_NOTEBOOK, cell="section 12"),
         "target": "gfx950", "machine": "mi355x",
         "problem": _fp8_gemm(4096),
-        "tile": [256, 256], "threads": 512, "grid": [16, 16], "trips": 32,
+        "tile": [256, 256], "threads": 512, "grid": [16, 16], "trips": 32, "stages": 2,
         "published": dict(ROCM_BLOG, ms=0.06007, tflops=2288.16, row="Multi-wave option B",
                           notebook_ms=0.068622),
     },
@@ -145,7 +149,7 @@ KERNELS: List[Dict] = [
         "target": "gfx950", "machine": "mi355x",
         "problem": _fp8_gemm(4096),
         # K/128 - 2 = 30 K tiles in the loop, unrolled by 2 (#pragma unroll 2): 15 trips
-        "tile": [256, 256], "threads": 512, "grid": [256], "trips": 15,
+        "tile": [256, 256], "threads": 512, "grid": [256], "trips": 15, "stages": 2,
         "published": dict(ROCM_BLOG, ms=0.0512, tflops=2680.33, row="8-Wave Ping-Pong Scheduling",
                           notebook_ms=0.051861),
     },
@@ -157,7 +161,7 @@ KERNELS: List[Dict] = [
         "source": dict(ROCM_NOTEBOOK, cell="section 14, fp8_gemm_256x256x128<8192,8192,8192>"),
         "target": "gfx950", "machine": "mi355x",
         "problem": _fp8_gemm(8192),
-        "tile": [256, 256], "threads": 512, "grid": [1024], "trips": 31,
+        "tile": [256, 256], "threads": 512, "grid": [1024], "trips": 31, "stages": 2,
         "published": dict(ROCM_BLOG, ms=0.343, tflops=3204.15, row="8-Wave Ping-Pong Scheduling"),
     },
     {
@@ -165,11 +169,11 @@ KERNELS: List[Dict] = [
         "name": "HipKittens BF16 GEMM 256x256x64, 8 waves, M=N=K=4096 (MI355X)",
         "asm": "hk_bf16_gemm_4096-gfx950.s",
         "symbol": "_Z8micro_tk13micro_globals",
-        "source": dict(HIPKITTENS, path="analysis/bf16_gemm/mi350x/kernel_4096.cpp"),
+        "source": dict(HIPKITTENS_SRC, path="analysis/bf16_gemm/mi350x/kernel_4096.cpp"),
         "target": "gfx950", "machine": "mi355x",
         "problem": _bf16_gemm(4096),
         # (K/64 - 2) / 2 = 31 trips of two K steps; the last two K steps are peeled
-        "tile": [256, 256], "threads": 512, "grid": [256], "trips": 31,
+        "tile": [256, 256], "threads": 512, "grid": [256], "trips": 31, "stages": 2,
         # dynamic LDS: A and B, 2 stages x 2 halves x 128x64 bf16 = 128 KiB
         "lds_bytes": 131072,
         "published": dict(HIPKITTENS, ms=0.0972776997834444, tflops=1412.851596799276),
@@ -179,19 +183,15 @@ KERNELS: List[Dict] = [
         "name": "HipKittens BF16 GEMM 256x256x64, 8 waves, M=N=K=8192 (MI355X)",
         "asm": "hk_bf16_gemm_8192-gfx950.s",
         "symbol": "_Z8micro_tk13micro_globals",
-        "source": dict(HIPKITTENS, path="analysis/bf16_gemm/mi350x/kernel_8192.cpp"),
+        "source": dict(HIPKITTENS_SRC, path="analysis/bf16_gemm/mi350x/kernel_8192.cpp"),
         "target": "gfx950", "machine": "mi355x",
         "problem": _bf16_gemm(8192),
         # 63 source trips of two K steps; the compiler unrolls the loop 9 times: 7 trips
-        "tile": [256, 256], "threads": 512, "grid": [1024], "trips": 7,
+        "tile": [256, 256], "threads": 512, "grid": [1024], "trips": 7, "stages": 2,
         "lds_bytes": 131072,
         "published": dict(HIPKITTENS, ms=0.682717708349228, tflops=1610.4923225655825),
     },
 ]
-
-# LDS a workgroup may allocate, per target (shared/notes/cdna.md): what bounds blocks per CU.
-LDS_BYTES_PER_CU = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}
-SIMDS_PER_CU = 4
 
 
 def problem_flops(p: Dict) -> float:
@@ -202,18 +202,6 @@ def problem_unique_bytes(p: Dict) -> float:
     """A and B read once, C written once: what must cross HBM at least once."""
     return (p["m"] * p["k"] * p["a_bytes"] + p["n"] * p["k"] * p["b_bytes"]
             + p["m"] * p["n"] * p["c_bytes"])
-
-
-def blocks_per_cu(target: str, waves_per_block: int, waves_per_simd: int, lds_bytes: int) -> int:
-    """Blocks a CU holds at once: the compiler's occupancy (waves per SIMD, from registers and
-    static LDS) spread over the CU's four SIMDs, and the LDS capacity for dynamic LDS."""
-    by_waves = (waves_per_simd * SIMDS_PER_CU) // waves_per_block
-    by_lds = LDS_BYTES_PER_CU[target] // lds_bytes if lds_bytes else by_waves
-    n = min(by_waves, by_lds)
-    if n < 1:
-        raise ValueError(f"no block fits a CU: {waves_per_block} waves, {waves_per_simd} waves per "
-                         f"SIMD, {lds_bytes} LDS bytes on {target}")
-    return n
 
 
 def check_geometry(entry: Dict) -> Dict:
@@ -227,26 +215,50 @@ def check_geometry(entry: Dict) -> Dict:
         raise ValueError(f"{entry['id']}: grid {entry['grid']} x tile {entry['tile']} does not cover "
                          f"{p['m']}x{p['n']}")
     c = entry["counts"]
-    loop_flops = c["loop"]["mma_flops"] * entry["trips"] * waves * blocks
-    rest_flops = c.get("outside_loop_mma_flops", 0.0) * waves * blocks
+    loop_flops = c["loop"]["mfma_flops"] * entry["trips"] * waves * blocks
+    rest_flops = c["outside_loop_mfma_flops"] * waves * blocks
     want = problem_flops(p)
     if abs(loop_flops + rest_flops - want) > 1e-6 * want:
         raise ValueError(f"{entry['id']}: main loop {loop_flops:.4g} + outside {rest_flops:.4g} "
                          f"FLOPs != 2MNK = {want:.4g}: trips ({entry['trips']}) or counts wrong")
-    return {"blocks": blocks, "waves_per_block": waves, "loop_share_of_flops": loop_flops / want}
+    return {"blocks": blocks, "waves_per_block": waves,
+            "loop_share_of_flops": round(loop_flops / want, 4)}
 
 
 # ---------------------------------------------------------------------------------------------
 # extract: assembly -> facts (run by a developer who compiled the public source; not in CI)
 
+def _counts_dict(c) -> Dict:
+    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in asdict(c).items()}
+
+
 def front_end_counts(asm_path: str, symbol: str, target: str) -> Dict:
-    """The model's AMD front-end on one kernel of one assembly file: per-wave counts of the main
-    loop (one trip), prologue and epilogue, the MFMA FLOPs outside the loop, and the resources
-    the compiler reports."""
-    import cdna_asm  # the front-end (owned by the model); imported here so `predict` needs only JSON
-    with open(asm_path) as f:
-        text = f.read()
-    return cdna_asm.public_kernel_counts(text, symbol, target)
+    """The model's AMD front-end (cdna_asm) on one kernel of one assembly file: its counts of one
+    main-loop trip, of the prologue and epilogue paths (shortest, longest), the MFMA FLOPs
+    outside the loop, and the compiler's resource comments. Raw front-end counts are stored so
+    that `predict` converts them with the model's current constants, as for the convs."""
+    import cdna_asm
+    found = [k for k in cdna_asm.parse_file(asm_path, target, only_vaeconv=False)
+             if k.name == symbol]
+    if len(found) != 1:
+        raise ValueError(f"{asm_path}: {len(found)} kernels named {symbol}, want 1")
+    k = found[0]
+    if k.loop_counts is None:
+        raise ValueError(f"{asm_path}: {symbol}: the front-end finds no MFMA loop")
+    loop_set = set(k.loop_blocks)
+    outside = cdna_asm.Counts()
+    for b in k.blocks:
+        if b.label not in loop_set:
+            outside.add(cdna_asm.count_insts(b.insts, target))
+    return {
+        "loop": _counts_dict(k.loop_counts),
+        "loop_blocks": len(k.loop_blocks),
+        "prologue": [_counts_dict(c) for c in k.prologue],
+        "epilogue": [_counts_dict(c) for c in k.epilogue],
+        "outside_loop_mfma_flops": outside.mfma_flops,
+        "resources": {key: k.meta[key] for key in ("vgpr", "agpr", "sgpr", "scratch", "lds",
+                                                   "occupancy") if key in k.meta},
+    }
 
 
 def extract(asm_dir: str, out_path: str, compiler: str) -> List[Dict]:
@@ -256,7 +268,7 @@ def extract(asm_dir: str, out_path: str, compiler: str) -> List[Dict]:
         if not os.path.exists(path):
             raise FileNotFoundError(f"{e['id']}: no assembly at {path} (compile the public source "
                                     f"named in its 'source' entry first)")
-        rec = {k: v for k, v in e.items() if k != "asm"}
+        rec = dict(e)
         rec["counts"] = front_end_counts(path, e["symbol"], e["target"])
         rec["compiler"] = compiler
         rec["geometry_check"] = check_geometry(rec)
@@ -272,46 +284,43 @@ def extract(asm_dir: str, out_path: str, compiler: str) -> List[Dict]:
 # ---------------------------------------------------------------------------------------------
 # predict: facts -> model -> comparison (CI: needs only the committed JSON)
 
-def _num(x):
-    """A JSON number, or a {"opt","pess","nom"} object for a Range."""
-    if isinstance(x, dict):
-        return model.Range(x["opt"], x["pess"], x.get("nom"))
-    return x
+class _Kernel:
+    """The part of cdna_asm.Kernel the model's conversion reads, rebuilt from the JSON."""
+
+    def __init__(self, rec: Dict):
+        import cdna_asm
+        c = rec["counts"]
+        mk = lambda d: cdna_asm.Counts(**d)  # noqa: E731
+        self.name = rec["id"]
+        self.loop_counts = mk(c["loop"])
+        self.prologue = tuple(mk(d) for d in c["prologue"])
+        self.epilogue = tuple(mk(d) for d in c["epilogue"])
+        self.meta = dict(c["resources"])
 
 
-def _dataclass_from(cls, d: Dict):
-    names = {f for f in cls.__dataclass_fields__}
-    unknown = set(d) - names
-    if unknown:
-        raise ValueError(f"{cls.__name__}: unknown fields {sorted(unknown)} in public_kernels.json")
-    return cls(**{k: _num(v) for k, v in d.items()})
-
-
-def kernel_counts(rec: Dict) -> model.KernelCounts:
-    c = rec["counts"]
-    return model.KernelCounts(
-        name=rec["id"],
-        loop=_dataclass_from(model.LoopCounts, c["loop"]),
-        prologue=_dataclass_from(model.PhaseCounts, c["prologue"]),
-        epilogue=_dataclass_from(model.PhaseCounts, c["epilogue"]),
-        prefetch_distance=c.get("prefetch_distance", 1.0))
-
-
-def launch_of(rec: Dict) -> model.Launch:
+def model_inputs(rec: Dict):
+    """KernelCounts and Launch of one public kernel, converted exactly as predict.py converts a
+    conv kernel (predict.per_ktile_counts / predict.blocks_per_cu), with the machine table's
+    constants; LDS bank-conflict ways: the table's assumption row (the bank model covers only
+    vaeconv's own layouts)."""
+    import machines
+    import predict as conv_predict
     g = check_geometry(rec)
-    res = rec["counts"]["resources"]
-    lds = rec.get("lds_bytes") or res.get("lds_bytes", 0)
-    bpu = blocks_per_cu(rec["target"], g["waves_per_block"], res["waves_per_simd"], lds)
+    kern = _Kernel(rec)
+    tname = rec["machine"]
+    bm, bn = rec["tile"]
+    plan_k = {"family": "public_gemm", "bm": bm, "bn": bn, "warps_m": 1, "warps_n": 1,
+              "bk": rec["problem"]["k"], "stages": rec["stages"], "threads": rec["threads"],
+              "lds_bytes": rec.get("lds_bytes", 0)}
+    ways = machines.const(tname, "lds_ways_assumed")
+    kc, _ = conv_predict.per_ktile_counts(kern, plan_k, ways, ways,
+                                          machines.const(tname, "lds_write_rate"))
     p = rec["problem"]
-    return model.Launch(blocks=g["blocks"], waves_per_block=g["waves_per_block"],
-                        ktiles=rec["trips"], blocks_per_unit=bpu,
-                        unique_bytes=problem_unique_bytes(p), flops=problem_flops(p))
-
-
-def machine(name: str) -> model.Machine:
-    """The machine table the conv predictions use (no per-kernel constants here)."""
-    import machines  # the model's constants table
-    return machines.MACHINES[name]
+    L = model.Launch(blocks=g["blocks"], waves_per_block=g["waves_per_block"],
+                     ktiles=rec["trips"],
+                     blocks_per_unit=conv_predict.blocks_per_cu(kern, plan_k, rec["target"]),
+                     unique_bytes=problem_unique_bytes(p), flops=problem_flops(p))
+    return kc, L, machines.machine(tname)
 
 
 def problem_text(p: Dict) -> str:
@@ -324,8 +333,8 @@ def problem_text(p: Dict) -> str:
 def predict_all(records: List[Dict]) -> Dict:
     rows = []
     for rec in records:
-        L = launch_of(rec)
-        pred = model.predict(kernel_counts(rec), L, machine(rec["machine"]), name=rec["id"])
+        kc, L, m = model_inputs(rec)
+        pred = model.predict(kc, L, m, name=rec["id"])
         pub_us = rec["published"]["ms"] * 1e3
         lo, hi = pred.range_us
         src = rec["source"]
@@ -339,7 +348,7 @@ def predict_all(records: List[Dict]) -> Dict:
             "launch": {"blocks": L.blocks, "threads": rec["threads"], "waves_per_block":
                        L.waves_per_block, "main_loop_trips": L.ktiles,
                        "blocks_per_cu": L.blocks_per_unit},
-            "source": {k: src[k] for k in ("repo", "path", "commit", "cell") if k in src},
+            "source": {k: src[k] for k in ("repo", "path", "commit", "cell", "url") if k in src},
             "compiler": rec.get("compiler", ""),
             "published": {"us": round(pub_us, 3), "tflops": pub.get("tflops"),
                           "citation": pub.get("title"), "url": pub.get("url"),
@@ -349,6 +358,7 @@ def predict_all(records: List[Dict]) -> Dict:
             "predicted_us": round(pred.time_us, 3),
             "predicted_range_us": [round(lo, 3), round(hi, 3)],
             "bound": pred.bound,
+            "bounds_us_nominal": {k: round(v, 2) for k, v in pred.nom.bounds_us.items()},
             "error_pct": round(100.0 * (pred.time_us - pub_us) / pub_us, 1),
             "published_within_range": lo <= pub_us <= hi,
         })
