@@ -106,6 +106,17 @@ std::vector<Extra> extra_cases() {
       {"causal_strided", with_padded_strides(ConvDesc::causal3x3x3(1, 1, 21, 18, 64, 64), 16, 8), res},
       {"down_strided", with_padded_strides(ConvDesc::downsample(1, 1, 21, 18, 32, 32), 8, 24), plain},
       {"up_strided", with_padded_strides(ConvDesc::upsample2x(1, 1, 11, 6, 32, 64), 8, 8), plain},
+      // More than 65535 frames (N * T_out, the old grid-y limit; conv_args.hpp): every kernel
+      // decodes its tile's frame from the 1D grid. Tiny frames keep the bytes small (a few MB);
+      // each case lands on another kernel: the implicit GEMM of a video (tiny tile, 3 time
+      // taps), the tap-reduce kernel, the halo and tap-row kernels (sm_90a; the implicit GEMM
+      // elsewhere), the downsample and the upsample's four phases (narrow tile), with residuals.
+      {"frames_past_65535_causal_video", ConvDesc::causal3x3x3(2, 32800, 2, 2, 8, 8), res},
+      {"frames_past_65535_tapreduce", ConvDesc::causal3x3x3(1, 65600, 2, 2, 8, 3), res},
+      {"frames_past_65535_halo", ConvDesc::causal3x3x3(65600, 1, 1, 2, 16, 40), res},
+      {"frames_past_65535_taprow", ConvDesc::causal3x3x3(65600, 1, 1, 2, 3, 40), plain},
+      {"frames_past_65535_down", ConvDesc::downsample(1, 65600, 2, 2, 8, 40), plain},
+      {"frames_past_65535_up", ConvDesc::upsample2x(2, 32800, 1, 1, 8, 24), inplace},
   };
   return v;
 }
