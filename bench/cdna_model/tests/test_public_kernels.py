@@ -87,6 +87,13 @@ class PredictionTest(unittest.TestCase):
             self.assertEqual(row["published_within_range"],
                              lo <= row["published"]["us"] <= hi, row["id"])
 
+    def test_markdown_section_lists_every_kernel(self):
+        part = pk.predict_all(load_records())
+        md = pk.markdown_section(part)
+        for row in part["kernels"]:
+            self.assertIn(row["name"], md)
+        self.assertIn(f"over {part['count']} kernels", md)
+
     def test_validation_file_holds_the_current_prediction(self):
         path = os.path.join(os.path.dirname(HERE), "validation.json")
         with open(path) as f:
