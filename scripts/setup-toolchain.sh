@@ -17,7 +17,8 @@ ROOT=${VAECONV_ROOT:-/opt/vaeconv-toolchain}
 STAMP="$ROOT/.vaeconv-toolchain-ready"
 # libmiopen-dev: the bench's MIOpen baseline (bench/miopen_baseline.cpp; ~0.4 GB to fetch, with rocBLAS).
 # python3: the CDNA performance model and its checks run under ctest inside the root.
-PACKAGES="hipcc libamdhip64-dev librocprim-dev libmiopen-dev cmake g++ libgtest-dev ninja-build python3"
+# python3-torch (CPU): the Python package's tests (op registration, fake tensors, torch.compile).
+PACKAGES="hipcc libamdhip64-dev librocprim-dev libmiopen-dev cmake g++ libgtest-dev ninja-build python3 python3-torch"
 say() { echo "[setup-toolchain] $*" >&2; }
 
 rocm_version() {  # prints major.minor of an installed ROCm, or nothing
@@ -47,17 +48,29 @@ mount_root() {  # hipcc and apt inside the root need /proc and /dev
   mountpoint -q "$ROOT/dev" || mount --rbind /dev "$ROOT/dev"
 }
 
+# experimental's python3-mpmath (1.5 alpha) breaks sid's sympy 1.14, which torch.compile and fake
+# tensors import: keep mpmath at sid's version despite -t experimental.
+SID_PINNED="python3-mpmath"
+pin_sid() {
+  printf 'Package: %s\nPin: release a=unstable\nPin-Priority: 1001\n' "$SID_PINNED" \
+    > "$ROOT/etc/apt/preferences.d/vaeconv-sid-pins"
+}
+
 if [ -f "$STAMP" ]; then
   say "reusing toolchain root $ROOT ($(cat "$STAMP"))"
   mount_root
   # A root made before a package joined the list gets it now.
   missing=$(for p in $PACKAGES; do chroot "$ROOT" dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
             | grep -q 'install ok installed' || echo "$p"; done | tr '\n' ' ')
+  pin_sid
+  for p in $SID_PINNED; do  # installed from experimental before the pin: move back to sid's
+    chroot "$ROOT" dpkg-query -W -f='${Version}' "$p" 2>/dev/null | grep -q '~a' && missing="$missing $p"
+  done
   if [ -n "${missing// /}" ]; then
     say "installing into the root what it lacks: $missing"
     chroot "$ROOT" /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
     chroot "$ROOT" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y -qq --no-install-recommends -t experimental $missing >&2
+      apt-get install -y -qq --allow-downgrades --no-install-recommends -t experimental $missing >&2
   fi
   echo "VAECONV_HIP=root VAECONV_ROOT=$ROOT"
   exit 0
@@ -88,6 +101,7 @@ deb $MIRROR experimental main
 SRC
 # sid's lists in the registry are a dated snapshot.
 echo 'Acquire::Check-Valid-Until "false";' > "$ROOT/etc/apt/apt.conf.d/99vaeconv-no-valid-until"
+pin_sid
 mount_root
 
 say "installing HIP 7.2, rocPRIM, clang 22, CMake, GoogleTest inside the root (about 1 min, ~2 GB)"
