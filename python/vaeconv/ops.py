@@ -1,0 +1,332 @@
+"""torch.library custom ops over libvaeconv_kernels: the three conv kinds of the Qwen-Image / Wan VAE.
+
+  torch.ops.vaeconv.causal_conv3d(x, weight, bias=None, residual=None, fp8=False)
+      x [N, Cin, T, H, W], weight [Cout, Cin, 3, 3, 3]: F.pad(x, (1, 1, 1, 1, 2, 0)) then conv3d
+      (QwenImageCausalConv3d / WanCausalConv3d without a cache); T = 1 uses weight[:, :, 2].
+  torch.ops.vaeconv.downsample_conv2d(x, weight, bias=None, residual=None, fp8=False)
+      x [N, Cin, H, W] or [N, Cin, T, H, W] (frame by frame), weight [Cout, Cin, 3, 3]:
+      ZeroPad2d((0, 1, 0, 1)) then a 3x3 conv with stride 2.
+  torch.ops.vaeconv.upsample_conv2d(x, weight, bias=None, residual=None, fp8=False)
+      the same ranks: nearest-exact x2 then a 3x3 conv with padding 1.
+
+x is bf16, NCDHW-contiguous or channels_last_3d (channels_last for 4D); a channels-last input is
+read in place, any other layout is copied once. The output is bf16 in channels-last memory (NDHWC;
+NHWC for 4D), so the next op takes it without a copy. `residual` (bf16, the output's shape) is
+added in the epilogue. `fp8` quantizes x per tensor and the weights per output channel (e4m3fn)
+with the library's quantizer. Weights are packed and uploaded once per parameter and re-packed
+only when the parameter's storage or version counter changes; the first call per parameter
+therefore synchronizes (a device-to-host copy): warm up before capturing a CUDA/HIP graph.
+
+On CUDA/HIP tensors the ops run the library on the current PyTorch stream; anything the library
+refuses raises vaeconv.VaeconvError with the library's message. On CPU tensors they compute the
+same result with aten (a reference, used by the tests; vaeconv.torch.patch never sends CPU tensors
+here unless asked to). The fake (meta) implementations give torch.compile the output's shape and
+channels-last strides.
+"""
+import ctypes
+import threading
+import weakref
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+from . import _lib
+from ._lib import VaeconvError
+
+__all__ = ["causal_conv3d", "downsample_conv2d", "upsample_conv2d", "output_size",
+           "clear_weight_cache", "release_weights", "weight_cache_size", "VaeconvError"]
+
+CAUSAL, DOWNSAMPLE, UPSAMPLE = _lib.CAUSAL_3X3X3, _lib.DOWNSAMPLE, _lib.UPSAMPLE
+_KIND_NAMES = {CAUSAL: "causal_conv3d", DOWNSAMPLE: "downsample_conv2d", UPSAMPLE: "upsample_conv2d"}
+
+
+def output_size(kind, t, h, w):
+    """(T_out, H_out, W_out) of a conv of `kind` on an input of T x H x W frames."""
+    if kind == CAUSAL:
+        return t, h, w
+    if kind == DOWNSAMPLE:  # (H + 1 - 3) // 2 + 1 after ZeroPad2d((0, 1, 0, 1))
+        return t, (h - 2) // 2 + 1, (w - 2) // 2 + 1
+    return t, 2 * h, 2 * w
+
+
+def _fail(code, kind, text):
+    raise VaeconvError(code, f"vaeconv: {_KIND_NAMES[kind]}: {text}")
+
+
+def _check(kind, x, weight, bias, residual):
+    """Shape and dtype checks shared by the real and fake implementations."""
+    bad = _lib.INVALID_ARGUMENT
+    ranks = (5,) if kind == CAUSAL else (4, 5)
+    if x.dim() not in ranks:
+        _fail(bad, kind, f"x must have {' or '.join(map(str, ranks))} dims, got {tuple(x.shape)}")
+    if x.dtype != torch.bfloat16:
+        _fail(_lib.UNSUPPORTED, kind, f"x must be bfloat16, got {x.dtype}")
+    wdims = 5 if kind == CAUSAL else 4
+    cin = x.shape[1]
+    if weight.dim() != wdims or weight.shape[1] != cin or tuple(weight.shape[2:]) != (3,) * (wdims - 2):
+        _fail(bad, kind, f"weight must be [Cout, {cin}{', 3' * (wdims - 2)}], got {tuple(weight.shape)}")
+    if not weight.is_floating_point():
+        _fail(_lib.UNSUPPORTED, kind, f"weight must be floating point, got {weight.dtype}")
+    cout = weight.shape[0]
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != cout or not bias.is_floating_point()):
+        _fail(bad, kind, f"bias must be a float [{cout}], got {tuple(bias.shape)} {bias.dtype}")
+    for name, t in (("weight", weight), ("bias", bias), ("residual", residual)):
+        if t is not None and t.device != x.device:
+            _fail(bad, kind, f"{name} is on {t.device}, x on {x.device}")
+    h, w = x.shape[-2], x.shape[-1]
+    if kind == DOWNSAMPLE and (h < 2 or w < 2):
+        _fail(bad, kind, f"the downsample conv needs H, W >= 2, got {h} x {w}")
+    t = x.shape[2] if x.dim() == 5 else 1
+    if min(x.shape[0], t, h, w, cin, cout) < 1:
+        _fail(bad, kind, f"empty tensor: x {tuple(x.shape)}, weight {tuple(weight.shape)}")
+    out = _out_shape(kind, x, cout)
+    if residual is not None and (tuple(residual.shape) != out or residual.dtype != torch.bfloat16):
+        _fail(bad, kind, f"residual must be bfloat16 {out}, got {tuple(residual.shape)} {residual.dtype}")
+    return out
+
+
+def _out_shape(kind, x, cout):
+    t = x.shape[2] if x.dim() == 5 else 1
+    to, ho, wo = output_size(kind, t, x.shape[-2], x.shape[-1])
+    return (x.shape[0], cout, to, ho, wo) if x.dim() == 5 else (x.shape[0], cout, ho, wo)
+
+
+def _empty_channels_last(shape, like):
+    """bf16 tensor of logical `shape` (NC[T]HW) in channels-last memory."""
+    if len(shape) == 5:
+        n, c, t, h, w = shape
+        return torch.empty((n, t, h, w, c), dtype=torch.bfloat16, device=like.device).permute(0, 4, 1, 2, 3)
+    n, c, h, w = shape
+    return torch.empty((n, h, w, c), dtype=torch.bfloat16, device=like.device).permute(0, 3, 1, 2)
+
+
+def _channels_last_view(x):
+    """x as a dense N[T]HWC tensor with a 16-byte-aligned start: a view where x already is one,
+    else one copy."""
+    perm = (0, 2, 3, 4, 1) if x.dim() == 5 else (0, 2, 3, 1)
+    v = x.permute(*perm)
+    if v.is_contiguous() and v.data_ptr() % 16 == 0:
+        return v
+    return v.clone(memory_format=torch.contiguous_format)
+
+
+# --- Packed weights, once per parameter --------------------------------------------------------
+
+class _PackedWeights:
+    """One parameter's packed weights on the device (a vaeconv_weights handle) and its fp32 bias."""
+
+    def __init__(self, handle, version, storage_ref):
+        self.handle = handle
+        self.version = version
+        self.storage_ref = storage_ref
+        self.bias_key = None
+        self.bias_f32 = None
+
+    def destroy(self):
+        if self.handle:
+            lib = _lib.load()
+            lib.vaeconv_weights_destroy(self.handle)
+            self.handle = None
+
+
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+def _version_of(t):
+    try:
+        return t._version
+    except RuntimeError:  # inference tensors keep no version counter
+        return None
+
+
+def _drop(key):
+    with _cache_lock:
+        entry = _cache.pop(key, None)
+    if entry is not None:
+        entry.destroy()
+
+
+def clear_weight_cache():
+    """Destroys every packed weight (they are packed again on their next use)."""
+    with _cache_lock:
+        entries = list(_cache.values())
+        _cache.clear()
+    for e in entries:
+        e.destroy()
+
+
+def release_weights(weight):
+    """Destroys the packed copies of `weight` (vaeconv.torch.unpatch calls it)."""
+    ptr = weight.untyped_storage().data_ptr()
+    with _cache_lock:
+        keys = [k for k in _cache if k[0] == ptr]
+    for k in keys:
+        _drop(k)
+
+
+def weight_cache_size():
+    return len(_cache)
+
+
+def _stream_of(device):
+    """The current PyTorch stream of `device` as a cudaStream_t / hipStream_t (ROCm builds of
+    PyTorch name theirs cuda_stream too)."""
+    return ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)
+
+
+def _packed(kind, weight, shape, fp8):
+    """The packed-weights entry of `weight` for this kind / T = 1 or video / dtype. The key holds
+    the storage's address and the view's offset and geometry; an entry is valid while the same
+    storage object lives (a weak reference: a new parameter at a freed address is not mistaken for
+    the old one) and its version counter has not moved (in-place updates)."""
+    storage = weight.untyped_storage()
+    key = (storage.data_ptr(), weight.storage_offset(), tuple(weight.shape), tuple(weight.stride()),
+           kind, shape.t == 1, bool(fp8), weight.device.index)
+    version = _version_of(weight)
+    entry = _cache.get(key)
+    if entry is not None and entry.storage_ref() is storage and entry.version == version:
+        return entry
+    if entry is not None:
+        _drop(key)
+    lib = _lib.load()
+    host = weight.detach().to(device="cpu", dtype=torch.bfloat16).contiguous()
+    handle = ctypes.c_void_p()
+    buf = _lib.message_buffer()
+    create = lib.vaeconv_weights_create_fp8 if fp8 else lib.vaeconv_weights_create_bf16
+    code = create(ctypes.byref(shape), ctypes.c_void_p(host.data_ptr()), host.numel(),
+                  _stream_of(weight.device), ctypes.byref(handle), buf, len(buf))
+    _lib.check(code, buf, f"{_KIND_NAMES[kind]}: packing weights {tuple(weight.shape)}")
+    entry = _PackedWeights(handle, version, weakref.ref(storage))
+    with _cache_lock:
+        _cache[key] = entry
+    weakref.finalize(storage, _drop, key)
+    return entry
+
+
+def _bias_f32(entry, bias):
+    if bias is None:
+        return None
+    key = (bias.data_ptr(), _version_of(bias), bias.dtype)
+    if entry.bias_key != key or entry.bias_f32 is None:
+        entry.bias_f32 = bias.detach().to(torch.float32).contiguous()
+        entry.bias_key = key
+    return entry.bias_f32
+
+
+def _run(kind, x, weight, bias, residual, fp8):
+    out_shape = _check(kind, x, weight, bias, residual)
+    if x.device.type == "cpu":
+        return _reference(kind, x, weight, bias, residual)
+    if x.device.type != "cuda":
+        _fail(_lib.UNSUPPORTED, kind, f"tensors on {x.device}: vaeconv runs on CUDA or HIP devices")
+    lib = _lib.load()
+    with torch.cuda.device(x.device):
+        xv = _channels_last_view(x)
+        n = x.shape[0]
+        t = x.shape[2] if x.dim() == 5 else 1
+        shape = _lib.ConvShape(kind, n, t, x.shape[-2], x.shape[-1], x.shape[1], weight.shape[0])
+        entry = _packed(kind, weight, shape, fp8)
+        b = _bias_f32(entry, bias)
+        y = _empty_channels_last(out_shape, x)
+        r = _channels_last_view(residual) if residual is not None else None
+        stream = _stream_of(x.device)
+        vp = ctypes.c_void_p
+        bptr = vp(b.data_ptr()) if b is not None else None
+        rptr = vp(r.data_ptr()) if r is not None else None
+        buf = _lib.message_buffer()
+        if not fp8:
+            code = lib.vaeconv_conv_bf16(ctypes.byref(shape), vp(xv.data_ptr()), entry.handle, bptr,
+                                         rptr, vp(y.data_ptr()), stream, buf, len(buf))
+            _lib.check(code, buf, f"{_KIND_NAMES[kind]} {tuple(x.shape)} -> {out_shape}")
+            return y
+        count = xv.numel()
+        ws = lib.vaeconv_quantize_fp8_workspace_bytes(count)
+        if ws == 0:
+            _fail(_lib.INVALID_ARGUMENT, kind, f"no fp8 quantize workspace for {count} elements")
+        xq = torch.empty(count, dtype=torch.uint8, device=x.device)
+        scale = torch.empty(1, dtype=torch.float32, device=x.device)
+        work = torch.empty(ws, dtype=torch.uint8, device=x.device)
+        code = lib.vaeconv_quantize_fp8(vp(xv.data_ptr()), count, vp(xq.data_ptr()),
+                                        vp(scale.data_ptr()), vp(work.data_ptr()), ws, stream, buf,
+                                        len(buf))
+        _lib.check(code, buf, f"{_KIND_NAMES[kind]}: quantizing x {tuple(x.shape)} to fp8")
+        code = lib.vaeconv_conv_fp8(ctypes.byref(shape), vp(xq.data_ptr()), vp(scale.data_ptr()),
+                                    entry.handle, bptr, rptr, vp(y.data_ptr()), None, stream, buf,
+                                    len(buf))
+        _lib.check(code, buf, f"{_KIND_NAMES[kind]} fp8 {tuple(x.shape)} -> {out_shape}")
+        return y
+
+
+def reference_conv(kind, x, weight, bias=None):
+    """The aten computation each op replaces (fp32 accumulation where the inputs are bf16 on CPU,
+    the input dtype otherwise); the tests compare against it."""
+    if kind == CAUSAL:
+        return F.conv3d(F.pad(x, (1, 1, 1, 1, 2, 0)), weight.to(x.dtype),
+                        None if bias is None else bias.to(x.dtype))
+    five = x.dim() == 5
+    if five:
+        n, c, t, h, w = x.shape
+        x = x.permute(0, 2, 1, 3, 4).reshape(n * t, c, h, w)
+    wt = weight.to(x.dtype)
+    bt = None if bias is None else bias.to(x.dtype)
+    if kind == DOWNSAMPLE:
+        y = F.conv2d(F.pad(x, (0, 1, 0, 1)), wt, bt, stride=2)
+    else:
+        up = F.interpolate(x.float(), scale_factor=(2.0, 2.0), mode="nearest-exact").to(x.dtype)
+        y = F.conv2d(up, wt, bt, padding=1)
+    if five:
+        y = y.reshape(n, t, *y.shape[1:]).permute(0, 2, 1, 3, 4)
+    return y
+
+
+def _reference(kind, x, weight, bias, residual):
+    y = reference_conv(kind, x.float(), weight.float(), None if bias is None else bias.float())
+    if residual is not None:
+        y = y + residual.float()
+    out = _empty_channels_last(tuple(y.shape), x)
+    out.copy_(y)
+    return out
+
+
+def _fake(kind, x, weight, bias, residual):
+    return _empty_channels_last(_check(kind, x, weight, bias, residual), x)
+
+
+# --- The registered ops ------------------------------------------------------------------------
+
+@torch.library.custom_op("vaeconv::causal_conv3d", mutates_args=())
+def causal_conv3d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+                  residual: Optional[torch.Tensor] = None, fp8: bool = False) -> torch.Tensor:
+    return _run(CAUSAL, x, weight, bias, residual, fp8)
+
+
+@torch.library.custom_op("vaeconv::downsample_conv2d", mutates_args=())
+def downsample_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+                      residual: Optional[torch.Tensor] = None, fp8: bool = False) -> torch.Tensor:
+    return _run(DOWNSAMPLE, x, weight, bias, residual, fp8)
+
+
+@torch.library.custom_op("vaeconv::upsample_conv2d", mutates_args=())
+def upsample_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+                    residual: Optional[torch.Tensor] = None, fp8: bool = False) -> torch.Tensor:
+    return _run(UPSAMPLE, x, weight, bias, residual, fp8)
+
+
+@causal_conv3d.register_fake
+def _(x, weight, bias=None, residual=None, fp8=False):
+    return _fake(CAUSAL, x, weight, bias, residual)
+
+
+@downsample_conv2d.register_fake
+def _(x, weight, bias=None, residual=None, fp8=False):
+    return _fake(DOWNSAMPLE, x, weight, bias, residual)
+
+
+@upsample_conv2d.register_fake
+def _(x, weight, bias=None, residual=None, fp8=False):
+    return _fake(UPSAMPLE, x, weight, bias, residual)
+
+
+OPS = {CAUSAL: causal_conv3d, DOWNSAMPLE: downsample_conv2d, UPSAMPLE: upsample_conv2d}
