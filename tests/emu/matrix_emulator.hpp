@@ -15,8 +15,16 @@
 //     reads (FNUZ e4m3 on gfx942, OCP e4m3fn on gfx950 f8f6f4 and NVIDIA).
 //   * Every instruction computes D = A*B + C: the layout maps below scatter the lanes' elements
 //     into the full A (M x K), B (K x N) and C (M x N) matrices (throwing if a layout does not
-//     cover the tile exactly once — an emulator self-check), the product is accumulated in
-//     double, and D is gathered back with C's layout and rounded to float.
+//     cover the tile exactly once — an emulator self-check), each D element is C plus its K
+//     products summed EXACTLY (ExactSum: a fixed-point accumulator wide enough for every bf16
+//     and fp8 product) and rounded once to fp32 (round to nearest even), and D is gathered back
+//     with C's layout. Exact summation is a model of the result, not of the hardware's internal
+//     accumulation order: it makes D independent of the order of K, which is what the K-order
+//     tests rely on (any difference there is a mispaired A/B element, never rounding).
+//   * KOrder relabels the instruction's K: the element the documented layout puts at k is used at
+//     k' = order.a[k] (A) and order.b[k] (B). A permutation shared by A and B is the question
+//     "which K order does the hardware really use" (for f8f6f4 AMD's own sources disagree,
+//     cdna.md); the library must get the same D under every such order.
 //
 // Sources (lane l; A is M x K, B is K x N, C/D is M x N):
 //   [CDNA]  /work/shared/notes/cdna.md, section "Operand layouts" (collected from AMD's matrix
@@ -27,6 +35,7 @@
 //           variant), and section 9.7.14.5.15 / "Warp-level matrix load instruction: ldmatrix".
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -180,18 +189,8 @@ struct Mfma32x32x64F8f6f4 {
   static RC c(int l, int r) { return c_32x32(l, r); }
 };
 
-// gfx950 v_mfma_scale_f32_16x16x128_f8f6f4 with fp8 operands.
-// UNVERIFIED — NOT FROM DOCUMENTATION: cdna.md gives no layout for this instruction and none
-// could be confirmed from the documentation available here. It is DERIVED by the same pattern as
-// 32x32x64 (two 16-byte K chunks per lane, the lane groups l/16 = 0..3 tiling the first K half,
-// the second chunk one half = 64 further): A[l%16][16*(l/16) + 64*s + e], s in {0,1}, e=0..15;
-// B mirrored; C as the other 16x16 instructions. Tests built on it pin this assumption only.
-struct Mfma16x16x128F8f6f4 {
-  static constexpr int kM = 16, kN = 16, kK = 128, kLanes = 64, kAElems = 32, kBElems = 32, kCElems = 4;
-  static RC a(int l, int i) { return {l % 16, 16 * (l / 16) + 64 * (i / 16) + i % 16}; }
-  static RC b(int l, int i) { return {16 * (l / 16) + 64 * (i / 16) + i % 16, l % 16}; }
-  static RC c(int l, int r) { return c_16x16(l, r); }
-};
+// gfx950 v_mfma_scale_f32_16x16x128_f8f6f4 is not emulated: no source available here documents
+// its lane layout, and the library does not use it (arch/cdna.hpp: AtomFp8Narrow = AtomFp8).
 
 // NVIDIA mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 — [PTX] 9.7.14.5.8, with
 // groupID = laneid >> 2, threadID_in_group = laneid % 4:
@@ -237,7 +236,134 @@ struct MmaM16N8K32E4m3 {
 }  // namespace hw
 
 // ------------------------------------------------------------------------------------------------
-// Generic executor: D = A*B + C under layout S.
+// Exact summation and K orders
+// ------------------------------------------------------------------------------------------------
+
+// The exact sum of doubles that are integer multiples of 2^kLsbExp below 2^(kBits + kLsbExp - 1)
+// in magnitude (every bf16 x bf16 or fp8 x fp8 product and every fp32 accumulator is), rounded
+// once to fp32. Infinities and NaNs are summed apart (IEEE: they decide the result).
+class ExactSum {
+ public:
+  void add(double v) {
+    if (!std::isfinite(v)) {
+      special_ = true;
+      special_sum_ += v;
+      return;
+    }
+    if (v == 0.0) return;
+    int e;
+    const double m = std::frexp(std::fabs(v), &e);  // |v| = m * 2^e, m in [0.5, 1)
+    const std::uint64_t sig = std::uint64_t(std::ldexp(m, 53));
+    const int shift = e - 53 - kLsbExp;
+    if (shift < 0 || shift + 53 >= kBits - 1)
+      throw std::range_error("emu: ExactSum term outside the accumulator's range");
+    add_shifted(sig, shift, v < 0);
+  }
+  // Round to nearest even; an exact zero is +0 (as an accumulator that starts at +0 gives).
+  float to_float() const {
+    if (special_) return float(special_sum_);
+    std::array<std::uint64_t, kLimbs> mag = limb_;
+    const bool negative = (mag[kLimbs - 1] >> 63) != 0;
+    if (negative) negate(mag);
+    int top = -1;
+    for (int i = kBits - 1; i >= 0; --i)
+      if (bit(mag, i)) {
+        top = i;
+        break;
+      }
+    if (top < 0) return 0.0f;
+    // Keep 24 significant bits, or down to fp32's smallest subnormal 2^-149.
+    const int lowest = std::max(top - 23, -149 - kLsbExp);
+    std::uint64_t kept = 0;
+    for (int i = top; i >= lowest; --i) kept = (kept << 1) | std::uint64_t(bit(mag, i));
+    const bool guard = lowest > 0 && bit(mag, lowest - 1);
+    bool sticky = false;
+    for (int i = lowest - 2; i >= 0 && !sticky; --i) sticky = bit(mag, i);
+    if (guard && (sticky || (kept & 1u))) ++kept;
+    const float f = float(std::ldexp(double(kept), lowest + kLsbExp));  // exact, or +-inf
+    return negative ? -f : f;
+  }
+
+ private:
+  static constexpr int kLsbExp = -320;  // below bf16 x bf16's smallest product, 2^-266
+  static constexpr int kLimbs = 11;     // 704 bits, two's complement
+  static constexpr int kBits = 64 * kLimbs;
+  std::array<std::uint64_t, kLimbs> limb_{};
+  bool special_ = false;
+  double special_sum_ = 0.0;
+
+  static bool bit(const std::array<std::uint64_t, kLimbs>& x, int i) {
+    return ((x[std::size_t(i / 64)] >> (i % 64)) & 1u) != 0;
+  }
+  static void negate(std::array<std::uint64_t, kLimbs>& x) {
+    std::uint64_t carry = 1;
+    for (auto& w : x) {
+      w = ~w + carry;
+      carry = (carry && w == 0) ? 1 : 0;
+    }
+  }
+  void add_shifted(std::uint64_t sig, int shift, bool subtract) {
+    std::array<std::uint64_t, kLimbs> t{};
+    const int i = shift / 64, b = shift % 64;
+    t[std::size_t(i)] = sig << b;
+    if (b != 0 && i + 1 < kLimbs) t[std::size_t(i + 1)] = sig >> (64 - b);
+    if (subtract) negate(t);
+    std::uint64_t carry = 0;
+    for (int k = 0; k < kLimbs; ++k) {
+      const std::uint64_t x = limb_[std::size_t(k)], y = t[std::size_t(k)];
+      const std::uint64_t s1 = x + y, s2 = s1 + carry;
+      carry = (s1 < x || s2 < s1) ? 1 : 0;
+      limb_[std::size_t(k)] = s2;
+    }
+  }
+};
+
+// A relabelling of an instruction's K for A and for B (empty: the documented order).
+struct KOrder {
+  std::vector<int> a, b;
+  static KOrder same(const std::vector<int>& p) { return {p, p}; }
+  int ka(int k) const { return a.empty() ? k : a[std::size_t(k)]; }
+  int kb(int k) const { return b.empty() ? k : b[std::size_t(k)]; }
+};
+
+// K orders the tests apply: the identity, two 16-byte-style stripes, and a random permutation.
+inline std::vector<int> identity_order(int k) {
+  std::vector<int> p(static_cast<std::size_t>(k));
+  for (int i = 0; i < k; ++i) p[std::size_t(i)] = i;
+  return p;
+}
+// A layout of `groups` lane groups holding `per` consecutive K each (documented k = per * g + e)
+// re-read as two stripes per group: the first half of a group's elements at per/2 * g + e, the
+// second half one half-K further (AITER's f8f6f4 reading, with per = 32, groups = 2).
+inline std::vector<int> stripe_order(int groups, int per) {
+  std::vector<int> p(static_cast<std::size_t>(groups * per));
+  const int half = per / 2;
+  for (int g = 0; g < groups; ++g)
+    for (int e = 0; e < per; ++e) p[std::size_t(per * g + e)] = half * g + half * groups * (e / half) + e % half;
+  return p;
+}
+// The inverse of a permutation (stripe_order's inverse maps AITER's reading to CK's contiguous one).
+inline std::vector<int> inverse_order(const std::vector<int>& p) {
+  std::vector<int> q(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) q[std::size_t(p[i])] = int(i);
+  return q;
+}
+inline std::vector<int> random_order(int k, unsigned seed) {
+  std::vector<int> p = identity_order(k);
+  std::uint64_t x = 0x9E3779B97F4A7C15ull ^ seed;  // splitmix64: no <random> dependence here
+  for (int i = k - 1; i > 0; --i) {
+    x += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    std::swap(p[std::size_t(i)], p[std::size_t(z % std::uint64_t(i + 1))]);
+  }
+  return p;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Generic executor: D = A*B + C under layout S (its K relabelled by order).
 // ------------------------------------------------------------------------------------------------
 namespace detail {
 
@@ -257,23 +383,27 @@ void scatter_check(const char* what, int rows, int cols, int elems, F&& map, std
 
 template <class S, class TA, class Dec>
 FragF<S::kCElems> execute(const Frag<TA, S::kAElems>& a, const Frag<TA, S::kBElems>& b,
-                          const FragF<S::kCElems>& c, Dec&& decode) {
+                          const FragF<S::kCElems>& c, Dec&& decode, const KOrder& order = {}) {
   if (int(a.lanes.size()) != S::kLanes || int(b.lanes.size()) != S::kLanes || int(c.lanes.size()) != S::kLanes)
     throw std::invalid_argument("emu: fragment lane count does not match the instruction");
   constexpr int M = S::kM, N = S::kN, K = S::kK;
+  if ((!order.a.empty() && int(order.a.size()) != K) || (!order.b.empty() && int(order.b.size()) != K))
+    throw std::invalid_argument("emu: K order of the wrong length");
+  auto amap = [&](int l, int e) { const RC p = S::a(l, e); return RC{p.row, order.ka(p.col)}; };
+  auto bmap = [&](int l, int e) { const RC p = S::b(l, e); return RC{order.kb(p.row), p.col}; };
   std::vector<int> cover;
-  scatter_check<S>("A", M, K, S::kAElems, [](int l, int e) { return S::a(l, e); }, cover);
-  scatter_check<S>("B", K, N, S::kBElems, [](int l, int e) { return S::b(l, e); }, cover);
+  scatter_check<S>("A", M, K, S::kAElems, amap, cover);  // also: the order is a permutation
+  scatter_check<S>("B", K, N, S::kBElems, bmap, cover);
   scatter_check<S>("C", M, N, S::kCElems, [](int l, int e) { return S::c(l, e); }, cover);
 
   std::vector<double> A(std::size_t(M) * K), B(std::size_t(K) * N), C(std::size_t(M) * N);
   for (int l = 0; l < S::kLanes; ++l) {
     for (int e = 0; e < S::kAElems; ++e) {
-      const RC p = S::a(l, e);
+      const RC p = amap(l, e);
       A[std::size_t(p.row) * K + std::size_t(p.col)] = decode(a.lanes[std::size_t(l)][std::size_t(e)]);
     }
     for (int e = 0; e < S::kBElems; ++e) {
-      const RC p = S::b(l, e);
+      const RC p = bmap(l, e);
       B[std::size_t(p.row) * N + std::size_t(p.col)] = decode(b.lanes[std::size_t(l)][std::size_t(e)]);
     }
     for (int r = 0; r < S::kCElems; ++r) {
@@ -285,9 +415,10 @@ FragF<S::kCElems> execute(const Frag<TA, S::kAElems>& a, const Frag<TA, S::kBEle
   for (int l = 0; l < S::kLanes; ++l)
     for (int r = 0; r < S::kCElems; ++r) {
       const RC p = S::c(l, r);
-      double acc = 0.0;
-      for (int k = 0; k < K; ++k) acc += A[std::size_t(p.row) * K + std::size_t(k)] * B[std::size_t(k) * N + std::size_t(p.col)];
-      d.lanes[std::size_t(l)][std::size_t(r)] = float(acc + C[std::size_t(p.row) * N + std::size_t(p.col)]);
+      ExactSum acc;  // products of two bf16 or two fp8 are exact in double
+      for (int k = 0; k < K; ++k) acc.add(A[std::size_t(p.row) * K + std::size_t(k)] * B[std::size_t(k) * N + std::size_t(p.col)]);
+      acc.add(C[std::size_t(p.row) * N + std::size_t(p.col)]);
+      d.lanes[std::size_t(l)][std::size_t(r)] = acc.to_float();
     }
   return d;
 }
@@ -303,47 +434,43 @@ inline double decode_bf16_operand(float v) {
 // ------------------------------------------------------------------------------------------------
 // AMD gfx942 (CDNA3)
 // ------------------------------------------------------------------------------------------------
-inline FragF<16> mfma_f32_32x32x8_bf16(const FragF<4>& a, const FragF<4>& b, const FragF<16>& c) {
-  return detail::execute<hw::Mfma32x32x8Bf16>(a, b, c, detail::decode_bf16_operand);
+inline FragF<16> mfma_f32_32x32x8_bf16(const FragF<4>& a, const FragF<4>& b, const FragF<16>& c, const KOrder& order = {}) {
+  return detail::execute<hw::Mfma32x32x8Bf16>(a, b, c, detail::decode_bf16_operand, order);
 }
-inline FragF<4> mfma_f32_16x16x16_bf16(const FragF<4>& a, const FragF<4>& b, const FragF<4>& c) {
-  return detail::execute<hw::Mfma16x16x16Bf16>(a, b, c, detail::decode_bf16_operand);
+inline FragF<4> mfma_f32_16x16x16_bf16(const FragF<4>& a, const FragF<4>& b, const FragF<4>& c, const KOrder& order = {}) {
+  return detail::execute<hw::Mfma16x16x16Bf16>(a, b, c, detail::decode_bf16_operand, order);
 }
 // fp8 bytes are read as FNUZ e4m3 ([CDNA] "gfx942 MFMAs read FNUZ e4m3").
-inline FragF<16> mfma_f32_32x32x16_fp8_fp8(const Frag8<8>& a, const Frag8<8>& b, const FragF<16>& c) {
-  return detail::execute<hw::Mfma32x32x16Fp8>(a, b, c, decode_e4m3fnuz);
+inline FragF<16> mfma_f32_32x32x16_fp8_fp8(const Frag8<8>& a, const Frag8<8>& b, const FragF<16>& c, const KOrder& order = {}) {
+  return detail::execute<hw::Mfma32x32x16Fp8>(a, b, c, decode_e4m3fnuz, order);
 }
-inline FragF<4> mfma_f32_16x16x32_fp8_fp8(const Frag8<8>& a, const Frag8<8>& b, const FragF<4>& c) {
-  return detail::execute<hw::Mfma16x16x32Fp8>(a, b, c, decode_e4m3fnuz);
+inline FragF<4> mfma_f32_16x16x32_fp8_fp8(const Frag8<8>& a, const Frag8<8>& b, const FragF<4>& c, const KOrder& order = {}) {
+  return detail::execute<hw::Mfma16x16x32Fp8>(a, b, c, decode_e4m3fnuz, order);
 }
 
 // ------------------------------------------------------------------------------------------------
 // AMD gfx950 (CDNA4)
 // ------------------------------------------------------------------------------------------------
-inline FragF<16> mfma_f32_32x32x16_bf16(const FragF<8>& a, const FragF<8>& b, const FragF<16>& c) {
-  return detail::execute<hw::Mfma32x32x16Bf16>(a, b, c, detail::decode_bf16_operand);
+inline FragF<16> mfma_f32_32x32x16_bf16(const FragF<8>& a, const FragF<8>& b, const FragF<16>& c, const KOrder& order = {}) {
+  return detail::execute<hw::Mfma32x32x16Bf16>(a, b, c, detail::decode_bf16_operand, order);
 }
-inline FragF<4> mfma_f32_16x16x32_bf16(const FragF<8>& a, const FragF<8>& b, const FragF<4>& c) {
-  return detail::execute<hw::Mfma16x16x32Bf16>(a, b, c, detail::decode_bf16_operand);
+inline FragF<4> mfma_f32_16x16x32_bf16(const FragF<8>& a, const FragF<8>& b, const FragF<4>& c, const KOrder& order = {}) {
+  return detail::execute<hw::Mfma16x16x32Bf16>(a, b, c, detail::decode_bf16_operand, order);
 }
 // v_mfma_scale_f32_*_f8f6f4 with atype = btype = 0 (E4M3, OCP e4m3fn per [CDNA] "FP8 formats")
 // and unit scales (E8M0 127 = x1). Only this configuration is emulated.
-inline FragF<16> mfma_scale_f32_32x32x64_f8f6f4_e4m3(const Frag8<32>& a, const Frag8<32>& b, const FragF<16>& c) {
-  return detail::execute<hw::Mfma32x32x64F8f6f4>(a, b, c, decode_e4m3fn);
-}
-// UNVERIFIED operand layout (see hw::Mfma16x16x128F8f6f4).
-inline FragF<4> mfma_scale_f32_16x16x128_f8f6f4_e4m3(const Frag8<32>& a, const Frag8<32>& b, const FragF<4>& c) {
-  return detail::execute<hw::Mfma16x16x128F8f6f4>(a, b, c, decode_e4m3fn);
+inline FragF<16> mfma_scale_f32_32x32x64_f8f6f4_e4m3(const Frag8<32>& a, const Frag8<32>& b, const FragF<16>& c, const KOrder& order = {}) {
+  return detail::execute<hw::Mfma32x32x64F8f6f4>(a, b, c, decode_e4m3fn, order);
 }
 
 // ------------------------------------------------------------------------------------------------
 // NVIDIA (warp32)
 // ------------------------------------------------------------------------------------------------
-inline FragF<4> mma_m16n8k16_bf16_f32(const FragF<8>& a, const FragF<4>& b, const FragF<4>& c) {
-  return detail::execute<hw::MmaM16N8K16Bf16>(a, b, c, detail::decode_bf16_operand);
+inline FragF<4> mma_m16n8k16_bf16_f32(const FragF<8>& a, const FragF<4>& b, const FragF<4>& c, const KOrder& order = {}) {
+  return detail::execute<hw::MmaM16N8K16Bf16>(a, b, c, detail::decode_bf16_operand, order);
 }
-inline FragF<4> mma_m16n8k32_e4m3_f32(const Frag8<16>& a, const Frag8<8>& b, const FragF<4>& c) {
-  return detail::execute<hw::MmaM16N8K32E4m3>(a, b, c, decode_e4m3fn);
+inline FragF<4> mma_m16n8k32_e4m3_f32(const Frag8<16>& a, const Frag8<8>& b, const FragF<4>& c, const KOrder& order = {}) {
+  return detail::execute<hw::MmaM16N8K32E4m3>(a, b, c, decode_e4m3fn, order);
 }
 
 // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}.shared.b16 (non-transposed) — [PTX] "ldmatrix":

@@ -8,12 +8,16 @@
 // instruction(s), and require D == A*B (+ C) exactly through the library's c_row/c_col. Also
 // check the library's a_row/a_k/b_k/b_col claims against what was fetched, and that c_row/c_col is
 // a bijection onto the C tile. Negative controls show the harness can fail.
+// The K-order suite (AtomKOrder) runs every AMD bf16 atom with each instruction's K relabelled
+// (documented/contiguous, two stripes per lane group, random) and requires bit-identical D: the
+// emulator sums exactly (emu::ExactSum), so only a mispaired A/B element could change D.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -89,8 +93,10 @@ Bits8 fetch(Target t, const Staging& s, bool is_a) {
 // Runs the atom on the emulated hardware: one gfx950 instruction, two gfx942 instructions on the
 // element halves 0..3 / 4..7, or two m16n8k16 mma on the B register halves (elements 0..3 = first
 // n8 mma's b0..b3, 4..7 = second's; accumulators 0..3 / 4..7 likewise).
+// `order` relabels each AMD instruction's K (emu::KOrder); the NVIDIA path ignores it.
 template <class L>
-emu::FragF<L::kCElems> run_atom(Target t, const Bits8& abits, const Bits8& bbits, const emu::FragF<L::kCElems>& c) {
+emu::FragF<L::kCElems> run_atom(Target t, const Bits8& abits, const Bits8& bbits, const emu::FragF<L::kCElems>& c,
+                                const emu::KOrder& order = {}) {
   const emu::FragF<8> a = emu::bf16_frag_to_float(abits);
   const emu::FragF<8> b = emu::bf16_frag_to_float(bbits);
   if constexpr (L::kLanes == 32) {
@@ -115,8 +121,8 @@ emu::FragF<L::kCElems> run_atom(Target t, const Bits8& abits, const Bits8& bbits
   } else {
     if (t == Target::Nvidia) throw std::logic_error("wave64 atom on the NVIDIA target");
     if (t == Target::Gfx950) {
-      if constexpr (L::kM == 32) return emu::mfma_f32_32x32x16_bf16(a, b, c);
-      else return emu::mfma_f32_16x16x32_bf16(a, b, c);
+      if constexpr (L::kM == 32) return emu::mfma_f32_32x32x16_bf16(a, b, c, order);
+      else return emu::mfma_f32_16x16x32_bf16(a, b, c, order);
     }
     emu::FragF<4> alo(64), ahi(64), blo(64), bhi(64);
     for (std::size_t l = 0; l < 64; ++l)
@@ -126,8 +132,9 @@ emu::FragF<L::kCElems> run_atom(Target t, const Bits8& abits, const Bits8& bbits
         blo.lanes[l][i] = b.lanes[l][i];
         bhi.lanes[l][i] = b.lanes[l][4 + i];
       }
-    if constexpr (L::kM == 32) return emu::mfma_f32_32x32x8_bf16(ahi, bhi, emu::mfma_f32_32x32x8_bf16(alo, blo, c));
-    else return emu::mfma_f32_16x16x16_bf16(ahi, bhi, emu::mfma_f32_16x16x16_bf16(alo, blo, c));
+    if constexpr (L::kM == 32)
+      return emu::mfma_f32_32x32x8_bf16(ahi, bhi, emu::mfma_f32_32x32x8_bf16(alo, blo, c, order), order);
+    else return emu::mfma_f32_16x16x16_bf16(ahi, bhi, emu::mfma_f32_16x16x16_bf16(alo, blo, c, order), order);
   }
 }
 
@@ -462,12 +469,6 @@ struct Doc950F8_32 {  // v_mfma_scale_f32_32x32x64_f8f6f4, fp8: element i = 16*s
   static RCt b(int l, int i) { return {16 * (l / 32) + 32 * (i / 16) + i % 16, l % 32}; }
   static RCt c(int l, int r) { return c32(l, r); }
 };
-struct Doc950F8_16 {  // v_mfma_scale_f32_16x16x128_f8f6f4, fp8: UNVERIFIED (derived by pattern)
-  static constexpr int M = 16, N = 16, K = 128, L = 64, AE = 32, BE = 32, CE = 4;
-  static RCt a(int l, int i) { return {l % 16, 16 * (l / 16) + 64 * (i / 16) + i % 16}; }
-  static RCt b(int l, int i) { return {16 * (l / 16) + 64 * (i / 16) + i % 16, l % 16}; }
-  static RCt c(int l, int r) { return c16(l, r); }
-};
 struct DocNvE4m3 {  // mma.m16n8k32 .e4m3
   static constexpr int M = 16, N = 8, K = 32, L = 32, AE = 16, BE = 8, CE = 4;
   static RCt a(int l, int i) { return {l / 4 + 8 * ((i / 4) % 2), 4 * (l % 4) + i % 4 + 16 * (i / 8)}; }
@@ -495,7 +496,7 @@ std::vector<float> run_doc(Inst inst, const std::vector<T>& A, const std::vector
       c.lanes[std::size_t(l)][std::size_t(r)] = C[std::size_t(p.r) * Doc::N + std::size_t(p.c)];
     }
   }
-  const auto d = inst(a, b, c);
+  const auto d = inst(a, b, c, emu::KOrder{});
   std::vector<float> D(std::size_t(Doc::M) * Doc::N, -12345.0f);
   for (int l = 0; l < Doc::L; ++l)
     for (int r = 0; r < Doc::CE; ++r) {
@@ -582,10 +583,6 @@ TEST(AtomEmulatedFp8, Gfx942Fp8InstructionsMatchMatmulFnuz) {
 TEST(AtomEmulatedFp8, Gfx950F8f6f4E4m3MatchesMatmul32x32x64) {
   expect_fp8_inst_matches<Doc950F8_32>(emu::mfma_scale_f32_32x32x64_f8f6f4_e4m3, emu::decode_e4m3fn, fn_finite, 23);
 }
-// Pins the UNVERIFIED 16x16x128 layout assumption (see emu::hw::Mfma16x16x128F8f6f4).
-TEST(AtomEmulatedFp8, Gfx950F8f6f4E4m3MatchesMatmul16x16x128Unverified) {
-  expect_fp8_inst_matches<Doc950F8_16>(emu::mfma_scale_f32_16x16x128_f8f6f4_e4m3, emu::decode_e4m3fn, fn_finite, 24);
-}
 TEST(AtomEmulatedFp8, NvidiaM16n8k32E4m3MatchesMatmul) {
   expect_fp8_inst_matches<DocNvE4m3>(emu::mma_m16n8k32_e4m3_f32, emu::decode_e4m3fn, fn_finite, 25);
 }
@@ -655,6 +652,133 @@ TEST(AtomEmulatedFp8, Gfx950F8f6f4LaneKChunks) {
   EXPECT_EQ(H::a(32, 0).col, 16);
   EXPECT_EQ(H::a(32, 31).col, 63);
   EXPECT_EQ(H::a(37, 3).row, 5);
+}
+
+// ================================================================================================
+// ExactSum: the emulator's accumulation is exact and rounds once (round to nearest even)
+// ================================================================================================
+float exact_sum(std::initializer_list<double> terms) {
+  emu::ExactSum s;
+  for (double t : terms) s.add(t);
+  return s.to_float();
+}
+TEST(AtomEmulatedExactSum, ExactThenRoundedOnce) {
+  const double big = std::ldexp(1.0, 100);
+  EXPECT_EQ(exact_sum({big, 1.0, -big}), 1.0f) << "double would lose the 1";
+  EXPECT_EQ(exact_sum({1.0, std::ldexp(1.0, -24)}), 1.0f) << "a tie rounds to even";
+  EXPECT_EQ(exact_sum({1.0, std::ldexp(1.0, -24), std::ldexp(1.0, -200)}), 1.0f + std::ldexp(1.0f, -23))
+      << "a tie broken by a far smaller term";
+  EXPECT_EQ(exact_sum({1.0 + std::ldexp(1.0, -23), std::ldexp(1.0, -24)}), 1.0f + std::ldexp(1.0f, -22));
+  EXPECT_EQ(exact_sum({-3.0, 1.0}), -2.0f);
+  EXPECT_EQ(exact_sum({1.5 * std::ldexp(1.0, -149)}), std::ldexp(1.0f, -148)) << "subnormal tie to even";
+  EXPECT_EQ(exact_sum({std::ldexp(1.0, -266), std::ldexp(1.0, -266)}), 0.0f) << "below fp32's range";
+  const float z = exact_sum({-0.0, -0.0});
+  EXPECT_EQ(z, 0.0f);
+  EXPECT_FALSE(std::signbit(z)) << "an exact zero is +0";
+  EXPECT_TRUE(std::isnan(exact_sum({1.0, INFINITY, -INFINITY})));
+  EXPECT_EQ(exact_sum({1.0, INFINITY}), INFINITY);
+  EXPECT_EQ(exact_sum({std::ldexp(1.0, 127), std::ldexp(1.0, 127)}), INFINITY) << "overflow";
+  // Order does not matter, bit for bit, where double summation would.
+  const std::vector<double> t = {std::ldexp(1.0, 60), 3.0, -std::ldexp(1.0, 60), std::ldexp(1.0, -40), 7.0};
+  std::vector<double> u = t;
+  std::reverse(u.begin(), u.end());
+  emu::ExactSum a, b;
+  for (double x : t) a.add(x);
+  for (double x : u) b.add(x);
+  EXPECT_EQ(a.to_float(), b.to_float());
+  EXPECT_EQ(a.to_float(), 10.0f);
+  EXPECT_THROW(emu::ExactSum().add(std::ldexp(1.0, -400)), std::range_error) << "outside the accumulator";
+}
+
+// ================================================================================================
+// AtomKOrder: the K order inside an instruction's operands is irrelevant to the library's atoms
+// ================================================================================================
+struct NamedOrder {
+  std::string name;
+  emu::KOrder order;
+};
+// The K relabellings of an instruction of `groups` lane groups holding `per` consecutive K each
+// (the documented bf16 layouts: contiguous K per lane group, CK's order).
+std::vector<NamedOrder> k_orders(int groups, int per) {
+  const int k = groups * per;
+  return {{"documented (contiguous, CK)", emu::KOrder{}},
+          {"two stripes per lane group (AITER-style)", emu::KOrder::same(emu::stripe_order(groups, per))},
+          {"random 1", emu::KOrder::same(emu::random_order(k, 1))},
+          {"random 2", emu::KOrder::same(emu::random_order(k, 2))}};
+}
+
+// Random finite bf16 values over a wide exponent range (so that double summation would round).
+float random_bf16(std::mt19937& rng) {
+  std::uniform_int_distribution<int> mant(0, 127), ex(-40, 40), sign(0, 1);
+  const float v = std::ldexp(1.0f + float(mant(rng)) / 128.0f, ex(rng));
+  return sign(rng) ? -v : v;
+}
+
+// D of atom L on target t for random staged A, B and C, under K order `order`.
+template <class L>
+emu::FragF<L::kCElems> run_random_atom(Target t, unsigned seed, const emu::KOrder& order) {
+  constexpr int M = L::kM, N = L::kN, K = L::kK;
+  std::mt19937 rng(seed);
+  Staging sa(M, K, true), sb(N, K, true);
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k) sa.put(m, k, bf16(random_bf16(rng)));
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) sb.put(n, k, bf16(random_bf16(rng)));
+  emu::FragF<L::kCElems> c(L::kLanes);
+  for (auto& lane : c.lanes)
+    for (auto& x : lane) x = random_bf16(rng);
+  return run_atom<L>(t, fetch<L>(t, sa, true), fetch<L>(t, sb, false), c, order);
+}
+
+template <class L>
+long bit_differences(const emu::FragF<L::kCElems>& x, const emu::FragF<L::kCElems>& y) {
+  long bad = 0;
+  for (std::size_t l = 0; l < x.lanes.size(); ++l)
+    for (std::size_t r = 0; r < std::size_t(L::kCElems); ++r) {
+      std::uint32_t a, b;
+      std::memcpy(&a, &x.lanes[l][r], 4);
+      std::memcpy(&b, &y.lanes[l][r], 4);
+      bad += a != b;
+    }
+  return bad;
+}
+
+// groups x per: the instruction's lane groups and K per lane (gfx950 8, gfx942 4 per instruction).
+template <class L>
+void expect_k_order_irrelevant(Target t) {
+  const int groups = 64 / L::kM, per = t == Target::Gfx950 ? 8 : 4;
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const emu::FragF<L::kCElems> ref = run_random_atom<L>(t, seed, emu::KOrder{});
+    for (const NamedOrder& o : k_orders(groups, per)) {
+      ASSERT_EQ(int(o.order.a.empty() ? groups * per : o.order.a.size()), groups * per);
+      EXPECT_EQ(bit_differences<L>(run_random_atom<L>(t, seed, o.order), ref), 0)
+          << (t == Target::Gfx950 ? "gfx950 " : "gfx942 ") << o.name << " seed " << seed;
+    }
+    // Negative control: A relabelled, B not — the pairs of A and B elements no longer meet.
+    emu::KOrder a_only{emu::random_order(groups * per, 7), {}};
+    EXPECT_GT(bit_differences<L>(run_random_atom<L>(t, seed, a_only), ref), L::kLanes * L::kCElems / 2)
+        << "an asymmetric K order must change D";
+  }
+}
+
+TEST(AtomKOrder, Bf16Mfma32x32x16Gfx950) { expect_k_order_irrelevant<lay::Mfma32x32x16Bf16>(Target::Gfx950); }
+TEST(AtomKOrder, Bf16Mfma32x32x16AsTwo32x32x8Gfx942) { expect_k_order_irrelevant<lay::Mfma32x32x16Bf16>(Target::Gfx942); }
+TEST(AtomKOrder, Bf16Mfma16x16x32Gfx950) { expect_k_order_irrelevant<lay::Mfma16x16x32Bf16>(Target::Gfx950); }
+TEST(AtomKOrder, Bf16Mfma16x16x32AsTwo16x16x16Gfx942) { expect_k_order_irrelevant<lay::Mfma16x16x32Bf16>(Target::Gfx942); }
+
+// The orders are permutations, and the stripes are AITER's f8f6f4 reading.
+TEST(AtomKOrder, OrdersArePermutations) {
+  for (const auto& p : {emu::stripe_order(2, 32), emu::random_order(64, 3), emu::inverse_order(emu::stripe_order(4, 8))}) {
+    std::vector<int> seen(p.size(), 0);
+    for (int k : p) ++seen[std::size_t(k)];
+    for (int c : seen) EXPECT_EQ(c, 1);
+  }
+  // Lane group h, byte i of a 32-byte f8f6f4 operand: CK reads k = 32 h + i, AITER 16 h + 32 (i / 16) + i % 16.
+  const std::vector<int> aiter = emu::stripe_order(2, 32);
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 32; ++i) EXPECT_EQ(aiter[std::size_t(32 * h + i)], 16 * h + 32 * (i / 16) + i % 16);
+  EXPECT_NE(emu::random_order(64, 1), emu::random_order(64, 2));
+  EXPECT_NE(emu::random_order(64, 1), emu::identity_order(64));
 }
 
 }  // namespace

@@ -27,6 +27,11 @@
 //                               pair of codes; fn NaN poisons the same rows/columns on both.
 //   Fp8AtomEmulatedFnuzBytes  — e4m3fn_bytes_for_fnuz on all 256 codes in every byte position.
 //   Fp8AtomEmulatedNegative   — skipping the byte fix, forgetting x4, and layout slips are caught.
+//   Fp8AtomEmulatedKOrder     — the K order inside each instruction's operands is irrelevant: the
+//                               f8f6f4 operand read as AITER's two 16-byte stripes (cdna.md, the
+//                               emulator's documented form), as CK's 32 contiguous K, or randomly;
+//                               the gfx942 fp8 form contiguous, striped or randomly: bit-identical
+//                               D (the emulator sums exactly); an A-only relabelling changes D.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,6 +160,7 @@ struct Knobs {
   bool swap_a_parts = false;    // negative control: A's two chunks handed over in the wrong order
   bool swap_a_quarters = false; // negative control (gfx942): A quarters 0<->1 swapped, B not
   bool nv_swap_b_halves = false;// negative control (NVIDIA): first mma gets b.r[2..3]
+  emu::KOrder order;            // each AMD instruction's K relabelled (emu::KOrder)
 };
 
 template <class L>
@@ -222,7 +228,7 @@ std::vector<float> run_atom(Target t, Lds la, Lds lb, const Knobs& kn = {}, cons
           a8.lanes[std::size_t(l)][std::size_t(i)] = amd_elem(fa, l, i);
           b8.lanes[std::size_t(l)][std::size_t(i)] = amd_elem(fb, l, i);
         }
-      d = emu::mfma_scale_f32_32x32x64_f8f6f4_e4m3(a8, b8, c);
+      d = emu::mfma_scale_f32_32x32x64_f8f6f4_e4m3(a8, b8, c, kn.order);
     } else {
       // aq = (long(a.v[q/2][2*(q%2)+1]) << 32) | a.v[q/2][2*(q%2)]; byte j of the long is element j.
       auto quarter = [](const AmdFrag& f, int q) {
@@ -237,7 +243,7 @@ std::vector<float> run_atom(Target t, Lds la, Lds lb, const Knobs& kn = {}, cons
       d = c;
       for (int q = 0; q < 4; ++q) {
         const int qa = kn.swap_a_quarters ? (q < 2 ? 1 - q : q) : q;
-        d = emu::mfma_f32_32x32x16_fp8_fp8(quarter(fa, qa), quarter(fb, q), d);
+        d = emu::mfma_f32_32x32x16_fp8_fp8(quarter(fa, qa), quarter(fb, q), d, kn.order);
       }
       if (kn.fnuz_scale) scale = arch::kFnuzProductScale;
     }
@@ -920,6 +926,74 @@ TEST(Fp8AtomEmulatedNegative, LayoutSlipsAreDetected) {
   EXPECT_GT(product_mismatches<WrongNvBRowFp8>(Target::Nvidia, 2, 1), 0);
   EXPECT_GT(claim_mismatches<WrongNvBRowFp8>(stage_cfgs(2)[0], nullptr), 0);
   EXPECT_GT(product_mismatches<WrongNvCColFp8>(Target::Nvidia, 2, 1), 0);
+}
+
+// ================================================================================================
+// Fp8AtomEmulatedKOrder: the K order inside an instruction's operands is irrelevant
+// ================================================================================================
+struct NamedOrder {
+  std::string name;
+  emu::KOrder order;
+};
+std::vector<NamedOrder> fp8_k_orders(Target t) {
+  if (t == Target::Gfx950)  // K = 64: two lane groups of 32 bytes
+    return {{"AITER two 16-byte stripes (documented)", emu::KOrder{}},
+            {"CK 32 contiguous K", emu::KOrder::same(emu::inverse_order(emu::stripe_order(2, 32)))},
+            {"random 1", emu::KOrder::same(emu::random_order(64, 11))},
+            {"random 2", emu::KOrder::same(emu::random_order(64, 12))}};
+  return {{"8 contiguous K (documented)", emu::KOrder{}},  // K = 16: two lane groups of 8 bytes
+          {"two 4-byte stripes", emu::KOrder::same(emu::stripe_order(2, 8))},
+          {"random 1", emu::KOrder::same(emu::random_order(16, 11))},
+          {"random 2", emu::KOrder::same(emu::random_order(16, 12))}};
+}
+
+long result_differences(const std::vector<float>& x, const std::vector<float>& y) {
+  long bad = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) bad += !same_result(x[i], y[i]);
+  return bad;
+}
+
+void expect_fp8_k_order_irrelevant(Target t) {
+  using L = lay::Mfma32x32x64Fp8;
+  std::vector<std::uint8_t> finite;  // every finite code, both zeros included: sums are not exact in fp32
+  for (int i = 0; i < 256; ++i)
+    if (!fn_nan(std::uint8_t(i))) finite.push_back(std::uint8_t(i));
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    std::mt19937 rng(500 + seed);
+    const Bytes A = random_from(rng, 32 * 64, finite), B = random_from(rng, 64 * 32, finite);
+    std::vector<float> C(32 * 32);
+    std::uniform_int_distribution<int> cv(-1000, 1000);
+    for (auto& x : C) x = float(cv(rng)) / 8.0f;
+    for (const StageCfg& cfg : stage_cfgs(4)) {
+      const std::vector<float> ref = run_bytes<L>(t, A, B, cfg, Knobs{}, C);
+      for (const NamedOrder& o : fp8_k_orders(t)) {
+        Knobs kn;
+        kn.order = o.order;
+        EXPECT_EQ(result_differences(run_bytes<L>(t, A, B, cfg, kn, C), ref), 0)
+            << target_name(t) << " " << o.name << " " << cfg.name << " seed " << seed;
+      }
+      // Negative control: A relabelled, B not.
+      Knobs a_only;
+      a_only.order = emu::KOrder{emu::random_order(t == Target::Gfx950 ? 64 : 16, 13), {}};
+      EXPECT_GT(result_differences(run_bytes<L>(t, A, B, cfg, a_only, C), ref), 512)
+          << target_name(t) << " " << cfg.name << ": an asymmetric K order must change D";
+    }
+  }
+}
+
+TEST(Fp8AtomEmulatedKOrder, F8f6f4Gfx950AiterCkRandom) { expect_fp8_k_order_irrelevant(Target::Gfx950); }
+TEST(Fp8AtomEmulatedKOrder, FourFnuzGfx942ContiguousStripedRandom) { expect_fp8_k_order_irrelevant(Target::Gfx942); }
+
+// Under CK's contiguous reading the gfx950 instruction's own layout is exactly the library's view
+// (fragment_layouts.hpp: A[l%32][32*(l/32) + e]): the relabelling maps AITER's k to the library k.
+TEST(Fp8AtomEmulatedKOrder, CkReadingIsTheLibraryView) {
+  using L = lay::Mfma32x32x64Fp8;
+  const std::vector<int> ck = emu::inverse_order(emu::stripe_order(2, 32));
+  for (int l = 0; l < 64; ++l)
+    for (int i = 0; i < 32; ++i) {
+      EXPECT_EQ(ck[std::size_t(emu::hw::Mfma32x32x64F8f6f4::a(l, i).col)], L::a_k(l, i)) << l << " " << i;
+      EXPECT_EQ(ck[std::size_t(emu::hw::Mfma32x32x64F8f6f4::b(l, i).row)], L::b_k(l, i)) << l << " " << i;
+    }
 }
 
 }  // namespace
