@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""The model's method checked on NVIDIA: the portable mma.sync build (preset cuda-mma) predicted
+from its SASS with Hopper constants, against measurements of the same build on the same card.
+
+    python3 bench/cdna_model/validate_nvidia.py            # the committed data (below)
+    python3 bench/cdna_model/validate_nvidia.py --write    # ... and update validation.json
+
+Inputs (bench/cdna_model/data/, from one device call of measure_nvidia.sh on the binaries of
+build/cuda-mma, plus the build's dispatch plan):
+  sass-mma-<card>.txt.gz     cuobjdump -sass of libvaeconv_kernels.so (the kernels the plan uses)
+  res-mma-<card>.txt         cuobjdump -res-usage (registers per thread -> occupancy)
+  dispatch-plan-mma.json     build/cuda-mma/bench/dispatch_plan (vaeconv::which_kernel)
+  bench-mma-<card>.json      vaeconv_bench --no-vendor --json (BF16 and FP8 medians)
+Output: a table per shape and dtype (predicted point and range, bound, measured, error), the
+median and maximum absolute error, and with --write the "nvidia_mma_sync" object of
+bench/cdna_model/validation.json (which predict.py merges into docs/amd-performance.json).
+Nothing here is fitted to the measurement: the constants are nvidia_machine.py's cited rows.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import statistics
+import sys
+from typing import Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from model import ENDS, Launch, Prediction, combine, predict  # noqa: E402
+import nvidia_machine as nm  # noqa: E402
+from sass import SassFunction, SassKernel, analyse, kernel_counts, parse_sass  # noqa: E402
+
+DATA = os.path.join(HERE, "data")
+
+
+# --- kernel identity from the mangled name -----------------------------------------------------
+
+def kernel_key(mangled: str) -> Optional[Tuple]:
+    """(family, dtype, (bm, bn, bk, wm, wn, stages, min_blocks), geometry, vector) of a vaeconv
+    kernel's Itanium-mangled name, or None for other functions."""
+    if "conv_kernel" in mangled and "tap_reduce" not in mangled:
+        family = "implicit_gemm"
+    elif "tap_reduce_kernel" in mangled:
+        family = "tap_reduce"
+    else:
+        return None
+    m = re.search(r"TileShapeI((?:Li\d+E)+)E", mangled)
+    if not m:
+        return None
+    shape = tuple(int(x) for x in re.findall(r"Li(\d+)E", m.group(1)))
+    dtype = "fp8" if "AtomFp8" in mangled else "bf16"
+    geo = ()
+    vector = None
+    if family == "implicit_gemm":
+        g = re.search(r"GeometryI((?:Li\d+E)+)E", mangled)
+        geo = tuple(int(x) for x in re.findall(r"Li(\d+)E", g.group(1))) if g else ()
+        v = re.findall(r"Lb([01])E", mangled)
+        vector = bool(int(v[-1])) if v else None  # the last bool: kVectorGather
+    return (family, dtype, shape, geo, vector)
+
+
+def plan_key(p: dict) -> Tuple:
+    k = p["kernel"]
+    shape = (k["bm"], k["bn"], k["bk"], k["warps_m"], k["warps_n"], k["stages"], k["min_blocks"])
+    if k["family"] == "implicit_gemm":
+        return ("implicit_gemm", p["dtype"], shape, tuple(k["geometry"]), bool(k["vector"]))
+    return (k["family"], p["dtype"], shape, (), None)
+
+
+def parse_res_usage(text: str) -> Dict[str, Dict[str, int]]:
+    out: Dict[str, Dict[str, int]] = {}
+    name = None
+    for line in text.splitlines():
+        m = re.match(r"\s*Function\s+(\S+):\s*$", line)
+        if m:
+            name = m.group(1)
+            continue
+        if name and "REG:" in line:
+            out[name] = {k: int(v) for k, v in re.findall(r"([A-Z]+):(\d+)", line)}
+            name = None
+    return out
+
+
+def read_text(path: str) -> str:
+    if path.endswith(".gz"):
+        with gzip.open(path, "rt") as f:
+            return f.read()
+    with open(path) as f:
+        return f.read()
+
+
+# --- the conv's launch(es) -------------------------------------------------------------------
+
+def unique_bytes(p: dict) -> float:
+    """Bytes a conv must move through DRAM once: input, packed weights, fp32 bias, bf16 output."""
+    eb = 1 if p["dtype"] == "fp8" else 2
+    taps = 9 if p["kind"] != "upsample" else 16  # upsample in phases: 4 phases x 2x2 taps
+    inp = p["h"] * p["w"] * p["cin"] * eb
+    w = p["cout"] * taps * p["cin"] * eb
+    out = p["out_h"] * p["out_w"] * p["cout"] * 2
+    return inp + w + p["cout"] * 4 + out
+
+
+def predict_conv(p: dict, k: SassKernel, regs: int, card: str) -> Prediction:
+    kp = p["kernel"]
+    m = nm.machine(card)
+    c = nm.costs(card)
+    launches = max(int(kp["launches"]), 1)
+    bpu = nm.blocks_per_sm(regs, kp["threads"], kp["lds_bytes"])
+    # Each launch reads the whole input (phases of an upsample conv share it through L2) and
+    # writes its share of the output and the weights.
+    ub = unique_bytes(p)
+    inp = p["h"] * p["w"] * p["cin"] * (1 if p["dtype"] == "fp8" else 2)
+    per_launch = inp + (ub - inp) / launches
+    L = Launch(blocks=int(kp["tiles"]), waves_per_block=kp["threads"] // 32,
+               ktiles=int(kp["k_tiles"]), blocks_per_unit=bpu, unique_bytes=per_launch,
+               flops=p["flops"] / launches)
+    # K tiles a cp.async has to land before it is waited for: the tiles copied ahead
+    # (pipeline_schedule.hpp: kAhead = stages - 1 for fragment atoms).
+    ahead = max(kp["stages"] - 1, 1)
+    ends = {}
+    for end in ENDS:  # the SASS cost table has ranged rows: count at each end
+        kc = kernel_counts(k, c, end, prefetch_distance=ahead)
+        ends[end] = getattr(predict(kc, L, m, name=kp["name"]), end)
+    one = Prediction(name=kp["name"], **ends)
+    return combine([one] * launches, kp["name"]) if launches > 1 else one
+
+
+# --- the comparison ----------------------------------------------------------------------------
+
+def run(card: str, sass_path: str, res_path: str, plan_path: str, bench_path: str) -> dict:
+    fns = parse_sass(read_text(sass_path))
+    by_key: Dict[Tuple, SassFunction] = {}
+    for f in fns:
+        key = kernel_key(f.name)
+        if key is not None:
+            if key in by_key:
+                raise SystemExit(f"two SASS functions decode to {key}")
+            by_key[key] = f
+    res = parse_res_usage(read_text(res_path))
+    with open(plan_path) as f:
+        plan = json.load(f)["plans"]
+    with open(bench_path) as f:
+        bench = json.load(f)
+    rows_by_id = {r["id"]: r for r in bench["rows"]}
+    analysed: Dict[str, SassKernel] = {}
+    shapes = []
+    for p in plan:
+        key = plan_key(p)
+        fn = by_key.get(key)
+        if fn is None:
+            raise SystemExit(f"{p['id']} {p['dtype']}: no SASS function for {key}")
+        if fn.name not in analysed:
+            analysed[fn.name] = analyse(fn)
+        k = analysed[fn.name]
+        if k.loop is None:
+            raise SystemExit(f"{p['id']} {p['dtype']}: no main loop found in {fn.name}")
+        regs = res.get(fn.name, {}).get("REG")
+        if regs is None:
+            raise SystemExit(f"{p['id']}: no register count for {fn.name}")
+        pred = predict_conv(p, k, regs, card)
+        r = rows_by_id.get(p["id"], {})
+        if p["dtype"] == "bf16":
+            meas = r.get("vaeconv", {}).get("us") if r.get("vaeconv", {}).get("ok") else None
+        else:
+            meas = r.get("fp8", {}).get("us") if r.get("fp8", {}).get("ok") else None
+        err = (pred.time_us - meas) / meas * 100 if meas else None
+        b = k.body
+        shapes.append({
+            "id": p["id"], "dtype": p["dtype"], "calls": p["calls"], "resolution": p["resolution"],
+            "kernel": p["kernel"]["name"], "blocks_per_sm": nm.blocks_per_sm(
+                regs, p["kernel"]["threads"], p["kernel"]["lds_bytes"]), "registers": regs,
+            "predicted_us": round(pred.time_us, 2),
+            "predicted_range_us": [round(pred.opt.time_us, 2), round(pred.pess.time_us, 2)],
+            "bound": pred.bound,
+            "bounds_us": {n: round(t, 2) for n, t in pred.nom.bounds_us.items()},
+            "measured_us": meas, "error_pct": None if err is None else round(err, 1),
+            "in_range": None if meas is None else pred.opt.time_us <= meas <= pred.pess.time_us,
+            "loop_per_warp_ktile": {
+                "hmma": k.per_tile(sum(b.mma.values())), "int_alu": k.per_tile(b.int_alu),
+                "fp32": k.per_tile(b.fp32), "conversions": k.per_tile(b.conversions),
+                "lds_read_bytes": k.per_tile(b.lds_read_bytes),
+                "lds_write_bytes": k.per_tile(b.lds_write_bytes),
+                "global_load_bytes": k.per_tile(b.global_load_bytes),
+                "local_bytes": k.per_tile(b.local_bytes), "lgkm_waits": k.per_tile(b.lgkm_waits),
+                "barriers": k.per_tile(b.barriers)},
+        })
+    return summarise(card, bench, shapes)
+
+
+def summarise(card: str, bench: dict, shapes: List[dict]) -> dict:
+    out = {"card": bench.get("device", card), "machine": nm.machine(card).name,
+           "build": "preset cuda-mma (sm_90, VAECONV_NVIDIA_WGMMA=OFF: mma.sync fragment atoms)",
+           "method": "sass.py counts of the build's SASS (main K loop per warp and K tile, "
+                     "prologue, epilogue) x nvidia_machine.py constants -> model.predict; "
+                     "measured: vaeconv_bench --no-vendor median of 20 runs, same binaries",
+           "target": "median absolute error <= 20 % over the 18 shapes (issue 23)",
+           "shapes": shapes}
+    for dt in ("bf16", "fp8"):
+        errs = [abs(s["error_pct"]) for s in shapes if s["dtype"] == dt and s["error_pct"] is not None]
+        if not errs:
+            continue
+        worst = max((s for s in shapes if s["dtype"] == dt and s["error_pct"] is not None),
+                    key=lambda s: abs(s["error_pct"]))
+        inr = sum(1 for s in shapes if s["dtype"] == dt and s["in_range"])
+        out[dt] = {"shapes": len(errs), "median_abs_error_pct": round(statistics.median(errs), 1),
+                   "mean_abs_error_pct": round(sum(errs) / len(errs), 1),
+                   "max_abs_error_pct": round(abs(worst["error_pct"]), 1), "max_error_shape": worst["id"],
+                   "measured_inside_range": inr,
+                   "meets_target": statistics.median(errs) <= 20.0}
+        for name, calls_key in (("set_1024_58_calls", 1024), ("hot_1328_28_calls", 1328)):
+            sel = [s for s in shapes if s["dtype"] == dt and s["resolution"] == calls_key]
+            if sel and all(s["measured_us"] for s in sel):
+                pm = sum(s["predicted_us"] * s["calls"] for s in sel) / 1e3
+                mm = sum(s["measured_us"] * s["calls"] for s in sel) / 1e3
+                out[dt][name] = {"predicted_ms": round(pm, 3), "measured_ms": round(mm, 3),
+                                 "error_pct": round((pm - mm) / mm * 100, 1)}
+    return out
+
+
+def table(v: dict) -> str:
+    lines = [f"NVIDIA validation: {v['card']} ({v['machine']} constants), {v['build']}",
+             f"{'id':26} {'dt':4} {'pred us':>9} {'range':>17} {'bound':>8} {'meas us':>9} {'err %':>7}"]
+    for s in v["shapes"]:
+        lo, hi = s["predicted_range_us"]
+        meas = f"{s['measured_us']:9.1f}" if s["measured_us"] else "        -"
+        err = f"{s['error_pct']:7.1f}" if s["error_pct"] is not None else "      -"
+        lines.append(f"{s['id'][:26]:26} {s['dtype']:4} {s['predicted_us']:9.1f} "
+                     f"[{lo:7.1f},{hi:8.1f}] {s['bound'][:8]:>8} {meas} {err}")
+    for dt in ("bf16", "fp8"):
+        if dt in v:
+            d = v[dt]
+            lines.append(f"{dt}: median |error| {d['median_abs_error_pct']} %, max {d['max_abs_error_pct']} % "
+                         f"({d['max_error_shape']}), measured inside the range {d['measured_inside_range']}"
+                         f"/{d['shapes']}; 58-call set {d.get('set_1024_58_calls', {})}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--card", default="h100", choices=["h100", "h200"],
+                    help="constants column (the card the measurement ran on)")
+    ap.add_argument("--sass", default=None)
+    ap.add_argument("--res", default=None)
+    ap.add_argument("--plan", default=os.path.join(DATA, "dispatch-plan-mma.json"))
+    ap.add_argument("--bench", default=None)
+    ap.add_argument("--write", action="store_true", help="update bench/cdna_model/validation.json")
+    ap.add_argument("--json", default=None, help="also write the validation object to this file")
+    a = ap.parse_args(argv)
+    sass = a.sass or os.path.join(DATA, f"sass-mma-{a.card}.txt.gz")
+    res = a.res or os.path.join(DATA, f"res-mma-{a.card}.txt")
+    bench = a.bench or os.path.join(DATA, f"bench-mma-{a.card}.json")
+    v = run(a.card, sass, res, a.plan, bench)
+    print(table(v))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(v, f, indent=1)
+    if a.write:
+        path = os.path.join(HERE, "validation.json")
+        cur = {}
+        if os.path.exists(path):
+            with open(path) as f:
+                cur = json.load(f)
+        cur["nvidia_mma_sync"] = v
+        with open(path, "w") as f:
+            json.dump(cur, f, indent=1)
+            f.write("\n")
+        print(f"wrote the nvidia_mma_sync object of {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
