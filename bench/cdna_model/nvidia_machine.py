@@ -8,7 +8,7 @@ in the middle unless given). Rows whose source says ASSUMPTION are not published
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Union
+from typing import Dict, List, Optional, Union
 
 from model import Machine, Range
 from sass import NvidiaCosts
@@ -93,7 +93,8 @@ ROWS: List[Row] = [
         "(" + SRC_KINDS + ")"),
     Row("global_latency_ns", "global load round trip under load (one K tile's exposed wait)",
         Range(150, 600, 300), Range(150, 600, 300), "ns",
-        SRC_LUO + " (L2 hit ~260 cycles, DRAM ~480+ cycles at ~1.8 GHz); under load: ASSUMPTION"),
+        SRC_LUO + " (pointer-chase latencies of L2 and DRAM: a few hundred cycles); under load: "
+        "ASSUMPTION"),
     Row("launch_overhead_us", "launch + event gap of one timed kernel", Range(2.0, 5.0, 3.0),
         Range(2.0, 5.0, 3.0), "us", "ASSUMPTION (CUDA launch gaps of a few microseconds)"),
 ]
@@ -117,12 +118,15 @@ def blocks_per_sm(regs_per_thread: int, threads: int, smem_bytes: int) -> int:
     return max(0, min(by_regs, by_smem, by_warps, MAX_BLOCKS_PER_SM))
 
 
-def _col(card: str) -> Dict[str, Num]:
-    return {r.key: getattr(r, card) for r in ROWS}
+def _col(card: str, overrides: Optional[Dict[str, Num]] = None) -> Dict[str, Num]:
+    c = {r.key: getattr(r, card) for r in ROWS}
+    c.update(overrides or {})
+    return c
 
 
-def machine(card: str) -> Machine:
-    c = _col(card)
+def machine(card: str, overrides: Optional[Dict[str, Num]] = None) -> Machine:
+    """The card's constants; overrides (row key -> value) for the sensitivity study only."""
+    c = _col(card, overrides)
     return Machine(
         name={"h100": "H100 SXM (80GB HBM3)", "h200": "H200 SXM"}[card],
         units=c["units"], schedulers_per_unit=c["schedulers_per_unit"], clock_ghz=c["clock_ghz"],
@@ -134,8 +138,8 @@ def machine(card: str) -> Machine:
         peak_flops_dense=MMA_SYNC_PEAK_TFLOPS * 1e12)
 
 
-def costs(card: str) -> NvidiaCosts:
-    c = _col(card)
+def costs(card: str, overrides: Optional[Dict[str, Num]] = None) -> NvidiaCosts:
+    c = _col(card, overrides)
     return NvidiaCosts(mma_cycles_per_flop=c["mma_cycles_per_flop"],
                        valu_int_cycles=c["valu_int_cycles"],
                        conversion_cycles=c["conversion_cycles"])

@@ -20,6 +20,8 @@ Counting rules (per warp-instruction; NVIDIA issues one instruction per cycle pe
   LDGSTS<.w>            cp.async: 32 x width bytes loaded from global (L2) AND written to shared
                         memory (the fill goes through the SM's shared-memory datapath)
   LDG<.w>               32 x width bytes loaded from global; STG<.w> stored
+  LDL / STL             register spills: L1 hits, counted on the shared-memory datapath (one
+                        SRAM and datapath for L1 and shared memory on Hopper)
   BAR.*                 barriers; DEPBAR (cp.async group waits) vm_waits
   U* (uniform datapath) salu; conversions (F2F, F2FP, I2F, F2I, ...), MUFU: their own cost
                         rows; every other compute instruction valu
@@ -312,7 +314,14 @@ def classify(instrs: List[Instr], wrap: bool = False) -> RawCounts:
             r.global_store_bytes += 32 * _width_bytes(ins.opcode)
             r.memory_control += 1
         elif b in ("LDL", "STL"):
-            r.local_bytes += 32 * _width_bytes(ins.opcode)
+            # Spills: L1 hits, and Hopper's L1 and shared memory are one SRAM behind one
+            # datapath (H100 whitepaper), so their bytes load the shared-memory term too.
+            w = 32 * _width_bytes(ins.opcode)
+            r.local_bytes += w
+            if b == "LDL":
+                r.lds_read_bytes += w
+            else:
+                r.lds_write_bytes += w
             r.memory_control += 1
         elif b == "BAR":
             r.barriers += 1

@@ -105,10 +105,11 @@ def unique_bytes(p: dict) -> float:
     return inp + w + p["cout"] * 4 + out
 
 
-def predict_conv(p: dict, k: SassKernel, regs: int, card: str) -> Prediction:
+def predict_conv(p: dict, k: SassKernel, regs: int, card: str,
+                 overrides: Optional[dict] = None) -> Prediction:
     kp = p["kernel"]
-    m = nm.machine(card)
-    c = nm.costs(card)
+    m = nm.machine(card, overrides)
+    c = nm.costs(card, overrides)
     launches = max(int(kp["launches"]), 1)
     bpu = nm.blocks_per_sm(regs, kp["threads"], kp["lds_bytes"])
     # Each launch reads the whole input (phases of an upsample conv share it through L2) and
@@ -132,6 +133,16 @@ def predict_conv(p: dict, k: SassKernel, regs: int, card: str) -> Prediction:
 
 # --- the comparison ----------------------------------------------------------------------------
 
+# Sensitivity: the error when one uncertain row is pinned to a value it may take (its cited or
+# pessimistic end). Reported beside the uncalibrated result; nothing here replaces a constant.
+SENSITIVITY = [
+    ("conversions at the CUDA guide's 16/clk/SM (8 cycles a warp)", {"conversion_cycles": 8.0}),
+    ("integer ALU at 16 lanes (2 cycles a warp)", {"valu_int_cycles": 2.0}),
+    ("L2 at its pessimistic 5.5 TB/s", {"l2_gbs": 5500.0}),
+    ("no ALU issue hidden under HMMA (mma_overlap 0.5)", {"mma_overlap": 0.5}),
+]
+
+
 def run(card: str, sass_path: str, res_path: str, plan_path: str, bench_path: str) -> dict:
     fns = parse_sass(read_text(sass_path))
     by_key: Dict[Tuple, SassFunction] = {}
@@ -148,7 +159,7 @@ def run(card: str, sass_path: str, res_path: str, plan_path: str, bench_path: st
         bench = json.load(f)
     rows_by_id = {r["id"]: r for r in bench["rows"]}
     analysed: Dict[str, SassKernel] = {}
-    shapes = []
+    cases = []  # (plan entry, analysed kernel, registers, measured us)
     for p in plan:
         key = plan_key(p)
         fn = by_key.get(key)
@@ -162,12 +173,14 @@ def run(card: str, sass_path: str, res_path: str, plan_path: str, bench_path: st
         regs = res.get(fn.name, {}).get("REG")
         if regs is None:
             raise SystemExit(f"{p['id']}: no register count for {fn.name}")
-        pred = predict_conv(p, k, regs, card)
         r = rows_by_id.get(p["id"], {})
-        if p["dtype"] == "bf16":
-            meas = r.get("vaeconv", {}).get("us") if r.get("vaeconv", {}).get("ok") else None
-        else:
-            meas = r.get("fp8", {}).get("us") if r.get("fp8", {}).get("ok") else None
+        side = r.get("vaeconv", {}) if p["dtype"] == "bf16" else r.get("fp8", {})
+        meas = side.get("us") if side.get("ok") else None
+        cases.append((p, k, regs, meas))
+
+    shapes = []
+    for p, k, regs, meas in cases:
+        pred = predict_conv(p, k, regs, card)
         err = (pred.time_us - meas) / meas * 100 if meas else None
         b = k.body
         shapes.append({
@@ -179,6 +192,7 @@ def run(card: str, sass_path: str, res_path: str, plan_path: str, bench_path: st
             "bound": pred.bound,
             "bounds_us": {n: round(t, 2) for n, t in pred.nom.bounds_us.items()},
             "measured_us": meas, "error_pct": None if err is None else round(err, 1),
+            "pess_error_pct": None if meas is None else round((pred.pess.time_us - meas) / meas * 100, 1),
             "in_range": None if meas is None else pred.opt.time_us <= meas <= pred.pess.time_us,
             "loop_per_warp_ktile": {
                 "hmma": k.per_tile(sum(b.mma.values())), "int_alu": k.per_tile(b.int_alu),
@@ -189,7 +203,20 @@ def run(card: str, sass_path: str, res_path: str, plan_path: str, bench_path: st
                 "local_bytes": k.per_tile(b.local_bytes), "lgkm_waits": k.per_tile(b.lgkm_waits),
                 "barriers": k.per_tile(b.barriers)},
         })
-    return summarise(card, bench, shapes)
+    out = summarise(card, bench, shapes)
+    sens = []
+    for what, ov in SENSITIVITY:
+        row = {"change": what, "overrides": ov}
+        for dt in ("bf16", "fp8"):
+            errs = []
+            for p, k, regs, meas in cases:
+                if p["dtype"] == dt and meas:
+                    errs.append(abs(predict_conv(p, k, regs, card, ov).time_us - meas) / meas * 100)
+            if errs:
+                row[dt + "_median_abs_error_pct"] = round(statistics.median(errs), 1)
+        sens.append(row)
+    out["sensitivity"] = sens
+    return out
 
 
 def summarise(card: str, bench: dict, shapes: List[dict]) -> dict:
@@ -207,10 +234,12 @@ def summarise(card: str, bench: dict, shapes: List[dict]) -> dict:
         worst = max((s for s in shapes if s["dtype"] == dt and s["error_pct"] is not None),
                     key=lambda s: abs(s["error_pct"]))
         inr = sum(1 for s in shapes if s["dtype"] == dt and s["in_range"])
+        pess = [abs(s["pess_error_pct"]) for s in shapes if s["dtype"] == dt and s["pess_error_pct"] is not None]
         out[dt] = {"shapes": len(errs), "median_abs_error_pct": round(statistics.median(errs), 1),
                    "mean_abs_error_pct": round(sum(errs) / len(errs), 1),
                    "max_abs_error_pct": round(abs(worst["error_pct"]), 1), "max_error_shape": worst["id"],
                    "measured_inside_range": inr,
+                   "pessimistic_end_median_abs_error_pct": round(statistics.median(pess), 1),
                    "meets_target": statistics.median(errs) <= 20.0}
         for name, calls_key in (("set_1024_58_calls", 1024), ("hot_1328_28_calls", 1328)):
             sel = [s for s in shapes if s["dtype"] == dt and s["resolution"] == calls_key]
@@ -237,6 +266,9 @@ def table(v: dict) -> str:
             lines.append(f"{dt}: median |error| {d['median_abs_error_pct']} %, max {d['max_abs_error_pct']} % "
                          f"({d['max_error_shape']}), measured inside the range {d['measured_inside_range']}"
                          f"/{d['shapes']}; 58-call set {d.get('set_1024_58_calls', {})}")
+    for r in v.get("sensitivity", []):
+        lines.append(f"  if {r['change']}: median |error| bf16 {r.get('bf16_median_abs_error_pct')} %, "
+                     f"fp8 {r.get('fp8_median_abs_error_pct')} %")
     return "\n".join(lines)
 
 
