@@ -142,6 +142,11 @@ extern "C" int vaeconv_conv_bf16(const vaeconv_conv_shape* shape, const void* x,
   return report(vaeconv::precompiled::conv_forward(d, args, stream), msg, msg_len);
 }
 
+extern "C" int vaeconv_check_device(int fp8, char* msg, size_t msg_len) {
+  return report(vaeconv::check_device_arch(fp8 ? vaeconv::DType::kFP8E4M3 : vaeconv::DType::kBF16),
+                msg, msg_len);
+}
+
 extern "C" const char* vaeconv_version(void) { return "0.1.0"; }
 
 extern "C" const char* vaeconv_backend(void) {

@@ -70,6 +70,11 @@ int vaeconv_conv_fp8(const vaeconv_conv_shape* shape, const void* x, const float
                      const vaeconv_weights* weights, const float* bias, const void* residual,
                      void* y, const float* y_scale, void* stream, char* msg, size_t msg_len);
 
+/* VAECONV_OK when the current device runs this build's kernels for the operand type (fp8 = 0:
+ * bf16, 1: e4m3fn); VAECONV_UNSUPPORTED naming the device's architecture otherwise. Lets a caller
+ * (the Python package's patch layer) choose its fallback before the first conv. */
+int vaeconv_check_device(int fp8, char* msg, size_t msg_len);
+
 const char* vaeconv_version(void);
 const char* vaeconv_backend(void); /* "hip" or "cuda" */
 
