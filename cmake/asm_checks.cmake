@@ -22,8 +22,7 @@
 #   flat            no flat_* instruction (LDS only through ds_*, global memory through
 #                   global_*/buffer_*);
 #   lds-size        .amdhsa_group_segment_fixed_size <= 64 KiB (gfx942), 160 KiB (gfx950);
-#   scratch         no scratch_* instruction, no private segment (the report also checks
-#                   ScratchSize);
+#   scratch         no scratch_* instruction, no private segment, ScratchSize 0;
 #   barrier-lgkmcnt on every CFG path to an s_barrier, an `s_waitcnt ... lgkmcnt(0)` follows the
 #                   last ds_* instruction (may-dataflow, below).
 #   cfg             the checker could not follow the control flow (unknown label, indirect jump).
@@ -98,7 +97,7 @@ endfunction()
 # Scalar instructions whose first operand is not a written SGPR.
 set(_asm_no_sdst "^s_(cmp|bitcmp|cbranch|branch|waitcnt|barrier|nop|endpgm|setprio|sleep|dcache|icache|sendmsg|trap|set_gpr_idx|setreg|store|buffer_store|ttracedata|setkill|sethalt|incperflevel|decperflevel|denorm_mode|round_mode)")
 # Vector instructions with a second, SGPR destination (VOP3b: carry out, v_div_scale's VCC).
-set(_asm_vop3b "_co_|^v_mad_[iu]64_[iu]32|^v_div_scale")
+set(_asm_vop3b "_co_|mad_[iu]64_[iu]32|div_scale")
 
 # Registers that can ever hold the resource word 0x20000 in this file: the destinations of
 # `s_mov_b32 <s>, 0x20000` and, transitively, of SGPR copies from them. Only their writes matter
@@ -139,7 +138,7 @@ endfunction()
 # --- Parsing helpers (macros: they work in the caller's scope) -----------------------------------
 
 macro(_asm_problem rule what)
-  string(APPEND _asm_problems "${_asm_file_name}:${ln}: ${arch} ${kname}: [${rule}] ${what}: `${_asm_text}`\n")
+  string(APPEND _asm_problems " ${_asm_file_name}:${ln}: ${arch} ${kname}: [${rule}] ${what}: `${_asm_text}`\n")
 endmacro()
 
 # Basic blocks are numbered through the whole file (so no per-block variable needs clearing
@@ -364,7 +363,7 @@ function(asm_check_file file arch problems_var)
   get_filename_component(_asm_file_name "${file}" NAME)
   set(_asm_problems "")
   if(NOT DEFINED _asm_lds_limit_${arch})
-    string(APPEND _asm_problems "${_asm_file_name}: [cfg] no limits known for target ${arch}\n")
+    string(APPEND _asm_problems " ${_asm_file_name}: [cfg] no limits known for target ${arch}\n")
     set(${problems_var} "${${problems_var}}${_asm_problems}" PARENT_SCOPE)
     return()
   endif()
@@ -382,17 +381,19 @@ function(asm_check_file file arch problems_var)
       endforeach()
     endforeach()
   endforeach()
+  list(LENGTH w3regs w3_any)  # (a list "0" alone would read as false)
   file(STRINGS "${file}" lines)
   set(ln 0)
   set(in_kernel FALSE)  # inside the body of one of vaeconv's functions
   set(amd_kernel "")    # the kernel of the current .amdhsa_kernel descriptor
   set(n_kernels 0)
+  set(fn_name "")
   set(n_mfma 0)
   set(n_bar 0)
   set(n_buf 0)
   set(blk 0)
   set(_asm_vector_gate "^\tv_(mfma|[a-z0-9_]+[ \t]+s[0-9[]|[a-z0-9_]*(${_asm_vop3b}))")
-  if(NOT w3regs)
+  if(NOT w3_any)
     set(_asm_vector_gate "^\tv_mfma")
   endif()
   # Each line by instruction family. Most lines are VALU instructions that matter to no rule:
@@ -476,7 +477,7 @@ function(asm_check_file file arch problems_var)
           endif()
           set(_b${blk}_noft 1)
           _asm_start_block()
-        elseif(w3regs AND line MATCHES "^\t(s_[a-z0-9_]+)[ \t]+s(\\[([0-9]+):([0-9]+)\\]|([0-9]+))(,|$)(.*)$")
+        elseif(w3_any AND line MATCHES "^\t(s_[a-z0-9_]+)[ \t]+s(\\[([0-9]+):([0-9]+)\\]|([0-9]+))(,|$)(.*)$")
           set(op "${CMAKE_MATCH_1}")
           set(rest "${CMAKE_MATCH_7}")
           if(CMAKE_MATCH_5 STREQUAL "")
@@ -540,11 +541,14 @@ function(asm_check_file file arch problems_var)
         endif()
       endif()
     elseif(line MATCHES "^\t+\\.amdhsa_")
+      set(seg "")
       if(line MATCHES "^\t+\\.amdhsa_kernel (.+)$")
         set(amd_kernel "${CMAKE_MATCH_1}")
-      elseif(line MATCHES "^\t+\\.amdhsa_(group|private)_segment_fixed_size ([0-9]+)" AND amd_kernel MATCHES "^_ZN7vaeconv")
+      elseif(line MATCHES "^\t+\\.amdhsa_(group|private)_segment_fixed_size ([0-9]+)")
         set(seg "${CMAKE_MATCH_1}")
         set(bytes "${CMAKE_MATCH_2}")
+      endif()
+      if(NOT seg STREQUAL "" AND amd_kernel MATCHES "^_ZN7vaeconv")
         short_name("${amd_kernel}" kname)
         string(STRIP "${line}" _asm_text)
         if(seg STREQUAL "group" AND bytes GREATER _asm_lds_limit_${arch})
@@ -580,6 +584,13 @@ function(asm_check_file file arch problems_var)
     elseif(line MATCHES "^[ \t]+;(.*Loop.*)$")
       if(in_kernel)
         _asm_loop_comment("${CMAKE_MATCH_1}" "${own}")
+      endif()
+    elseif(line MATCHES "^; ScratchSize: ([0-9]+)")
+      # The compiler's figure for the function just ended (its `; Kernel info:` comments).
+      set(bytes "${CMAKE_MATCH_1}")
+      if(fn_name MATCHES "^_ZN7vaeconv" AND NOT bytes EQUAL 0)
+        set(_asm_text "${line}")
+        _asm_problem(scratch "${bytes} bytes of scratch")
       endif()
     elseif(line MATCHES "^(_Z[A-Za-z0-9_]+):")
       set(fn_name "${CMAKE_MATCH_1}")
@@ -625,7 +636,7 @@ function(asm_check_file file arch problems_var)
     endif()
   endforeach()
   if(n_kernels EQUAL 0)
-    string(APPEND _asm_problems "${_asm_file_name}: [cfg] no vaeconv kernel found\n")
+    string(APPEND _asm_problems " ${_asm_file_name}: [cfg] no vaeconv kernel found\n")
   endif()
   message(STATUS "asm checks: ${_asm_file_name} (${arch}): ${n_kernels} vaeconv functions, ${n_mfma} MFMAs, ${n_bar} barriers, ${n_buf} buffer instructions checked")
   set(${problems_var} "${${problems_var}}${_asm_problems}" PARENT_SCOPE)
