@@ -1,8 +1,8 @@
 // tests/lds/shipped_accesses.hpp — every LDS access of the shipped AMD kernels, as byte addresses
 // per wave and instruction, computed by the library's own layout helpers; and their bank cost.
 //
-// The tiles are kernel/tile_table.hpp's AMD table (read through VAECONV_CDNA_TILE_TABLE, so a
-// host compile sees it), bound to host stand-ins of arch::Cdna (64-lane waves) and of its atoms
+// The tiles are kernel/tile_table.hpp's AMD table (kernel::cdna, which a host compile sees too),
+// bound to host stand-ins of arch::Cdna (64-lane waves) and of its atoms
 // (the layouts arch/cdna.hpp names: AtomBf16 = Mfma32x32x16Bf16, AtomBf16Narrow =
 // Mfma16x16x32Bf16, AtomFp8 = AtomFp8Narrow = Mfma32x32x64Fp8) in kernel::TilePolicy. The
 // addresses then come from the code the kernels run:
@@ -23,10 +23,6 @@
 // Every instruction of every wave is costed (lds::cost); a row of the report is the cycle-weighted
 // mean of its instructions' ways and the worst instruction.
 #pragma once
-
-#ifndef VAECONV_CDNA_TILE_TABLE
-#define VAECONV_CDNA_TILE_TABLE 1
-#endif
 
 #include <string>
 #include <vector>
@@ -287,7 +283,8 @@ void conv_tile(const std::string& layout, std::vector<AccessSet>& out) {
 
 // Every LDS access of every shipped AMD tile (kernel/tile_table.hpp's Tiles<> on HIP).
 inline std::vector<AccessSet> shipped_cdna_accesses() {
-  using namespace kernel;
+  using namespace kernel::cdna;
+  using kernel::TapReducePatchCdna;
   using Bf16 = layout::Mfma32x32x16Bf16;
   using Bf16Narrow = layout::Mfma16x16x32Bf16;
   using Fp8 = layout::Mfma32x32x64Fp8;

@@ -33,9 +33,9 @@ using TapReducePatchCdna = TapReduceHalo<128>;
 constexpr int kTapReduceBN = 32;
 constexpr int kTapReduceMaxCout = kTapReduceBN / 9;
 
-// The AMD table. Host tools that model the AMD kernels (tests/lds/, bench/lds_bank_report.cpp)
-// define VAECONV_CDNA_TILE_TABLE to read it from a host compile; it holds shapes only.
-#if defined(VAECONV_BACKEND_HIP) || defined(VAECONV_CDNA_TILE_TABLE)
+// The AMD table, named kernel::cdna for every compiler (host tools that model the AMD kernels,
+// tests/lds/ and bench/lds_bank_report.cpp, read it); a HIP build uses it as its own.
+namespace cdna {
 // The wide tiles are 96 wide, like NVIDIA's: 96 divides every VAE Cout (96, 192, 384), where a
 // 128-wide tile computes 25 % padding columns on the 96- and 192-channel layers (most of the
 // set's FLOPs). Four waves of 32 x 96 (three 32 x 32 MFMA atoms each); the epilogue stages three
@@ -51,11 +51,14 @@ using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
 using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
+using WideElementwiseShape = WideShape;  // no separate element-wise tile on AMD (unmeasurable)
+using WideElementwiseShapeFp8 = WideShapeFp8;
+}  // namespace cdna
+#if defined(VAECONV_BACKEND_HIP)
+using namespace cdna;
 // One patch per workgroup: a persistent one would keep the next patch's staged loads in VGPRs
 // through the reduce, and its partials above the buffers would not fit 3 workgroups per CU.
 constexpr bool kTapReducePersistent = false;
-using WideElementwiseShape = WideShape;  // no separate element-wise tile on AMD (unmeasurable)
-using WideElementwiseShapeFp8 = WideShapeFp8;
 static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
                   TapReduceShapeFp8::BM == TapReducePatchCdna::kPixels,
               "the host tests check the AMD tap-reduce halo under this name");
