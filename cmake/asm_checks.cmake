@@ -6,26 +6,46 @@
 # Rules (each has a planted-violation test under tests/asm/):
 #   mfma-kind       every MFMA of a conv kernel is the instruction of its atom on this target
 #                   (no MFMA at all in other kernels);
-#   mfma-count      the MFMAs of each loop (LLVM's loop annotations) number exactly P per s_barrier
-#                   of that loop (at least one barrier), and those outside any loop are a multiple
-#                   of P, at least one K loop exists; P = the per-wave MFMA count of one K tile,
-#                   from the tile in the kernel's name (mfma_per_k_tile below);
+#   mfma-count      the MFMAs of each loop number exactly P per s_barrier of that loop (at least
+#                   one barrier), those outside loops a multiple of P, and some loop has MFMAs;
+#                   P = one wave's MFMA count per K tile, from the tile and atom in the kernel's
+#                   name (asm_expected_mfma below; more after this list);
 #   mfma-scale      no v_mfma_scale_* (a runtime scale operand: LLVM PR #158117's defect);
 #   mfma-modifiers  no cbsz/blgp/abid on any MFMA (on f8f6f4 they select other formats);
 #   buffer-offen / buffer-soffset / buffer-offset
 #                   every buffer load/store/atomic addresses by its VGPR offset only:
 #                   `offen`, soffset the inline constant 0, no `offset:` immediate;
 #   buffer-rsrc-word3  the 4th SGPR of every buffer resource holds 0x20000 on every path to the
-#                   instruction (must-dataflow over the CFG of s_mov_b32 <s>, 0x20000 and copies);
+#                   instruction: a must-dataflow over the CFG of `s_mov_b32 <s>, 0x20000`, SGPR
+#                   copies (s_mov_b32/b64) and every other SGPR write (scalar destinations,
+#                   v_readfirstlane/v_readlane/v_cmp_*_e64 destinations, VOP3b carry-outs);
 #   buffer-waterfall   no buffer instruction inside a loop closed by s_cbranch_execnz (the
 #                   readfirstlane / v_cmp / s_and_saveexec loop LLVM builds for a divergent resource);
-#   flat            no flat_* instruction (LDS only through ds_*, global memory through
-#                   global_*/buffer_*);
+#   flat            no flat_* instruction (a flat address may reach LDS: LDS is for ds_*, global
+#                   memory for global_*/buffer_*);
+#   lds-direct      no load into LDS (global_load_lds_*, buffer_* ... lds): LDS is written by
+#                   ds_* only, which the barrier rule relies on;
 #   lds-size        .amdhsa_group_segment_fixed_size <= 64 KiB (gfx942), 160 KiB (gfx950);
 #   scratch         no scratch_* instruction, no private segment, ScratchSize 0;
-#   barrier-lgkmcnt on every CFG path to an s_barrier, an `s_waitcnt ... lgkmcnt(0)` follows the
-#                   last ds_* instruction (may-dataflow, below).
+#   barrier-lgkmcnt on every path of the kernel's CFG from its entry to an s_barrier, each ds_*
+#                   instruction is followed by an s_waitcnt with lgkmcnt(0) (alone or with other
+#                   counters) before the barrier. Checked as a may-dataflow: "an LDS instruction
+#                   may be outstanding" is set by ds_*, cleared by the wait, OR-ed where paths
+#                   join; it must be clear at every barrier. Sufficient because LDS is reached by
+#                   ds_* only (flat, lds-direct) and every ds_* counts in the wave's LGKM counter:
+#                   lgkmcnt(0) returns only when each earlier LDS write has been performed and
+#                   each earlier read has its data, so after the barrier the other waves see the
+#                   writes and may overwrite what was read. (A nearest-wait rule in the same block
+#                   would be unsound at joins and rejects real kernels whose wait is in a
+#                   predecessor: tests/asm/gfx942_pass.s has one, barrier_wait_path.s the bad case.)
 #   cfg             the checker could not follow the control flow (unknown label, indirect jump).
+#
+# mfma-count in full: blocks are attributed to their innermost loop by LLVM's verbose-asm loop
+# comments (`=>This Loop Header`, `in Loop: Header=BBn_m`). The block GEMM's K loop has exactly
+# one __syncthreads per K tile, so a loop the compiler unrolls u times carries u barriers and
+# must carry u * P MFMAs; a dropped or extra MFMA changes the count and not the barriers. MFMAs
+# in no loop (a peeled K tile) must come in whole K tiles. A kernel with no loop holding MFMAs
+# fails (as would asm without the loop comments). Which instruction: mfma-kind.
 include_guard(GLOBAL)
 
 # The MFMA instruction of each atom on each target (arch/cdna.hpp), by operand kind and atom M.
@@ -237,66 +257,66 @@ macro(_asm_finish_kernel)
   endforeach()
   set(dirty 1)
   while(dirty)
-   set(dirty 0)
-   foreach(b RANGE ${first} ${last})
-    if(NOT _q${b})
-      continue()
-    endif()
-    set(_q${b} 0)
-    if(b EQUAL first)
-      set(vin 1)
-      set(pin 0)
-      set(kin "")
-    else()
-      set(vin 0)
-      set(pin 0)
-      set(kin "")
-      foreach(p IN LISTS _b${b}_preds)
-        if(_v${p})
-          if(_po${p})
-            set(pin 1)
+    set(dirty 0)
+    foreach(b RANGE ${first} ${last})
+      if(NOT _q${b})
+        continue()
+      endif()
+      set(_q${b} 0)
+      if(b EQUAL first)
+        set(vin 1)
+        set(pin 0)
+        set(kin "")
+      else()
+        set(vin 0)
+        set(pin 0)
+        set(kin "")
+        foreach(p IN LISTS _b${b}_preds)
+          if(_v${p})
+            if(_po${p})
+              set(pin 1)
+            endif()
+            if(vin)
+              set(k2 "")
+              foreach(r IN LISTS kin)
+                if(r IN_LIST _ko${p})
+                  list(APPEND k2 ${r})
+                endif()
+              endforeach()
+              set(kin "${k2}")
+            else()
+              set(kin "${_ko${p}}")
+            endif()
+            set(vin 1)
           endif()
-          if(vin)
-            set(k2 "")
-            foreach(r IN LISTS kin)
-              if(r IN_LIST _ko${p})
-                list(APPEND k2 ${r})
-              endif()
-            endforeach()
-            set(kin "${k2}")
-          else()
-            set(kin "${_ko${p}}")
-          endif()
-          set(vin 1)
-        endif()
-      endforeach()
-    endif()
-    if(NOT vin)
-      continue()
-    endif()
-    set(_pi${b} ${pin})
-    set(_ki${b} "${kin}")
-    if("${_b${b}_pev}" STREQUAL "L")
-      set(pout 1)
-    elseif("${_b${b}_pev}" STREQUAL "W")
-      set(pout 0)
-    else()
-      set(pout ${pin})
-    endif()
-    set(kset "${kin}")
-    if(NOT "${_b${b}_kev}" STREQUAL "")
-      _asm_simulate_word3(${b} FALSE)
-    endif()
-    if(NOT _v${b} OR NOT pout EQUAL _po${b} OR NOT "${kset}" STREQUAL "${_ko${b}}")
-      set(_v${b} 1)
-      set(_po${b} ${pout})
-      set(_ko${b} "${kset}")
-      foreach(n IN LISTS _b${b}_succs)
-        set(_q${n} 1)
-        set(dirty 1)
-      endforeach()
-    endif()
-   endforeach()
+        endforeach()
+      endif()
+      if(NOT vin)
+        continue()
+      endif()
+      set(_pi${b} ${pin})
+      set(_ki${b} "${kin}")
+      if("${_b${b}_pev}" STREQUAL "L")
+        set(pout 1)
+      elseif("${_b${b}_pev}" STREQUAL "W")
+        set(pout 0)
+      else()
+        set(pout ${pin})
+      endif()
+      set(kset "${kin}")
+      if(NOT "${_b${b}_kev}" STREQUAL "")
+        _asm_simulate_word3(${b} FALSE)
+      endif()
+      if(NOT _v${b} OR NOT pout EQUAL _po${b} OR NOT "${kset}" STREQUAL "${_ko${b}}")
+        set(_v${b} 1)
+        set(_po${b} ${pout})
+        set(_ko${b} "${kset}")
+        foreach(n IN LISTS _b${b}_succs)
+          set(_q${n} 1)
+          set(dirty 1)
+        endforeach()
+      endif()
+    endforeach()
   endwhile()
   # Checks at the fixed point. A block no path reaches is checked from the worst entry state.
   foreach(b RANGE ${first} ${last})
@@ -502,11 +522,13 @@ function(asm_check_file file arch problems_var)
           endif()
         endif()
       endif()
-    elseif(line MATCHES "^\t(ds|buffer|flat|scratch)_")
+    elseif(line MATCHES "^\t(ds_|buffer_|flat_|scratch_|global_load_lds)")
       if(in_kernel)
         string(STRIP "${line}" _asm_text)
         if(line MATCHES "^\tds_")
           set(_b${blk}_pev L)
+        elseif(line MATCHES "^\tglobal_load_lds|^\tbuffer_.*[ \t]lds([ \t]|$)")
+          _asm_problem(lds-direct "a load into LDS (counted by vmcnt, not lgkmcnt)")
         elseif(line MATCHES "^\tbuffer_(load|store|atomic)")
           set(_asm_buf_${ln} "${_asm_text}")
           math(EXPR n_buf "${n_buf} + 1")

@@ -1,7 +1,7 @@
-; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): the epilogue's LDS writes on one path are not waited for: the barrier
-; where the paths join is reached with them outstanding (its own block has no LDS instruction).
-; The line after each `; PLANTED <rule>...` comment is where the checker must report those rules,
-; and nothing else may be reported.
+; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): the epilogue's LDS
+; writes on one path are not waited for: the barrier where the paths join is reached with them
+; outstanding (its own block has no LDS instruction). The line after each `; PLANTED <rule>...`
+; comment is where the checker must report those rules, and nothing else may be reported.
 	.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
 	.amdhsa_code_object_version 6
 	.text

@@ -1,8 +1,8 @@
-; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): the B load of the prologue in the waterfall loop LLVM builds for a
-; resource held in VGPRs (readfirstlane, compare, s_and_saveexec, s_cbranch_execnz), whose word 3 is
-; therefore not a known 0x20000 either.
-; The line after each `; PLANTED <rule>...` comment is where the checker must report those rules,
-; and nothing else may be reported.
+; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): the B load of the
+; prologue in the waterfall loop LLVM builds for a resource held in VGPRs (readfirstlane, compare,
+; s_and_saveexec, s_cbranch_execnz), whose word 3 is therefore not a known 0x20000 either. The line
+; after each `; PLANTED <rule>...` comment is where the checker must report those rules, and nothing
+; else may be reported.
 	.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
 	.amdhsa_code_object_version 6
 	.text

@@ -1,7 +1,7 @@
-; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): s19 (word 3 of the B resource) reused at the end of the K loop: the
-; load before it in the loop body sees the clobbered value from the second iteration on.
-; The line after each `; PLANTED <rule>...` comment is where the checker must report those rules,
-; and nothing else may be reported.
+; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): s19 (word 3 of the B
+; resource) reused at the end of the K loop: the load before it in the loop body sees the clobbered
+; value from the second iteration on. The line after each `; PLANTED <rule>...` comment is where the
+; checker must report those rules, and nothing else may be reported.
 	.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
 	.amdhsa_code_object_version 6
 	.text

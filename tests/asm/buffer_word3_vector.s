@@ -1,8 +1,8 @@
-; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): both resources'
-; word 3 overwritten by vector instructions at the end of the K loop (s7 by v_mad_u64_u32's carry
-; out, s19 by v_readfirstlane_b32): the loads of the loop body see that from the second iteration on.
-; The line after each `; PLANTED <rule>...` comment is where the checker must report those rules,
-; and nothing else may be reported.
+; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): both resources' word
+; 3 overwritten by vector instructions at the end of the K loop (s7 by v_mad_u64_u32's carry out,
+; s19 by v_readfirstlane_b32): the loads of the loop body see that from the second iteration on. The
+; line after each `; PLANTED <rule>...` comment is where the checker must report those rules, and
+; nothing else may be reported.
 	.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
 	.amdhsa_code_object_version 6
 	.text

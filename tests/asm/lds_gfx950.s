@@ -1,6 +1,6 @@
-; gfx950_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): 160 KiB + 1280 bytes of LDS, over gfx950's 160 KiB.
-; The line after each `; PLANTED <rule>...` comment is where the checker must report those rules,
-; and nothing else may be reported.
+; gfx950_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): 160 KiB + 1280 bytes
+; of LDS, over gfx950's 160 KiB. The line after each `; PLANTED <rule>...` comment is where the
+; checker must report those rules, and nothing else may be reported.
 	.amdgcn_target "amdgcn-amd-amdhsa--gfx950"
 	.amdhsa_code_object_version 6
 	.text

@@ -1,6 +1,6 @@
-; gfx950_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): an f8f6f4 MFMA reading E5M2 operands (cbsz/blgp 1).
-; The line after each `; PLANTED <rule>...` comment is where the checker must report those rules,
-; and nothing else may be reported.
+; gfx950_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): an f8f6f4 MFMA
+; reading E5M2 operands (cbsz/blgp 1). The line after each `; PLANTED <rule>...` comment is where
+; the checker must report those rules, and nothing else may be reported.
 	.amdgcn_target "amdgcn-amd-amdhsa--gfx950"
 	.amdhsa_code_object_version 6
 	.text

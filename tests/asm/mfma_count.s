@@ -1,6 +1,6 @@
-; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): the K loop lost one of its 4 MFMAs (reported at the kernel).
-; The line after each `; PLANTED <rule>...` comment is where the checker must report those rules,
-; and nothing else may be reported.
+; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): the K loop lost one
+; of its 4 MFMAs (reported at the kernel). The line after each `; PLANTED <rule>...` comment is
+; where the checker must report those rules, and nothing else may be reported.
 	.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
 	.amdhsa_code_object_version 6
 	.text

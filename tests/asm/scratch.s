@@ -1,7 +1,7 @@
-; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): an accumulator spilled to scratch (the instruction, the private
-; segment and the compiler's ScratchSize each say so).
-; The line after each `; PLANTED <rule>...` comment is where the checker must report those rules,
-; and nothing else may be reported.
+; gfx942_pass.s with one planted violation (cmake/asm_checks.cmake; README.md): an accumulator
+; spilled to scratch (the instruction, the private segment and the compiler's ScratchSize each say
+; so). The line after each `; PLANTED <rule>...` comment is where the checker must report those
+; rules, and nothing else may be reported.
 	.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
 	.amdhsa_code_object_version 6
 	.text
