@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: builds every configuration this machine can build and runs ctest on each.
 #   AMD (gfx942;gfx950): an installed ROCm 6.4+, or the toolchain root that setup-toolchain.sh makes;
-#   NVIDIA (sm_90a, the cuda preset): when nvcc is found.
+#   NVIDIA (sm_90a, the cuda preset, and sm_90 without wgmma, the cuda-mma preset): when nvcc is found.
 # GPU tests (label gpu) run where a GPU is present and are reported as skipped elsewhere.
 # Prints one summary line last: "vaeconv tests: P passed, F failed, S skipped".
 # Environment: VAECONV_JOBS (build parallelism), VAECONV_SKIP_HIP=1 / VAECONV_SKIP_CUDA=1.
@@ -50,6 +50,9 @@ fi
 if [ "${VAECONV_SKIP_CUDA:-0}" != 1 ]; then
   if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
     run_config cuda
+    # The portable twin: the same sources on the mma.sync fragment atoms (no wgmma), the NVIDIA
+    # build closest to the AMD kernels (its host tests here; its kernels on a GPU where present).
+    run_config cuda-mma
   else
     say "nvcc not found: the CUDA configuration is not built"
   fi
