@@ -1,9 +1,9 @@
 // vaeconv_c.cpp — the C ABI (vaeconv_c.h) over the C++ API.
 //
-// Every entry point that touches the device first asks check_device_arch (api/device_arch.hpp)
-// whether this library has correct kernels for the current device and operand type: the conv
-// entries check again inside conv_forward, but the weights and quantize entries launch or upload
-// without it, and an engine should hear "unsupported device" at its first call.
+// Every entry point that touches the device asks check_device_arch (api/device_arch.hpp) whether
+// this library has correct kernels for the current device and operand type, after its arguments
+// (a wrong call is named as such on any machine): the conv entries through conv_forward, the
+// weights and quantize entries here, since they upload or launch without conv_forward.
 #include "vaeconv_c.h"
 
 #include <cstring>
@@ -50,10 +50,8 @@ int create_weights(const vaeconv_conv_shape* shape, const uint16_t* weights, int
   if (out == nullptr)
     return report({vaeconv::StatusCode::kInvalidArgument, "out is null"}, msg, msg_len);
   *out = nullptr;
-  vaeconv::Status s = vaeconv::check_device_arch(dt);
-  if (!s.ok()) return report(s, msg, msg_len);
   vaeconv::ConvDesc d;
-  s = to_desc(shape, &d, dt);
+  vaeconv::Status s = to_desc(shape, &d, dt);
   if (!s.ok()) return report(s, msg, msg_len);
   vaeconv::PackedWeightsHost host;
   if (dt == vaeconv::DType::kBF16) {
@@ -69,6 +67,8 @@ int create_weights(const vaeconv_conv_shape* shape, const uint16_t* weights, int
       s = vaeconv::pack_weights_fp8(d, f.data(), &host);
     }
   }
+  if (!s.ok()) return report(s, msg, msg_len);
+  s = vaeconv::check_device_arch(dt);  // the arguments were checked first; now the device
   if (!s.ok()) return report(s, msg, msg_len);
   auto* w = new (std::nothrow) vaeconv_weights;
   if (w == nullptr) return report({vaeconv::StatusCode::kRuntimeError, "out of host memory"}, msg, msg_len);
@@ -115,10 +115,8 @@ extern "C" int vaeconv_conv_fp8(const vaeconv_conv_shape* shape, const void* x, 
                                 const vaeconv_weights* weights, const float* bias,
                                 const void* residual, void* y, const float* y_scale, void* stream,
                                 char* msg, size_t msg_len) {
-  vaeconv::Status s = vaeconv::check_device_arch(vaeconv::DType::kFP8E4M3);
-  if (!s.ok()) return report(s, msg, msg_len);
-  vaeconv::ConvDesc d;
-  s = to_desc(shape, &d, vaeconv::DType::kFP8E4M3);
+  vaeconv::ConvDesc d;  // conv_forward checks the device after the arguments
+  vaeconv::Status s = to_desc(shape, &d, vaeconv::DType::kFP8E4M3);
   if (!s.ok()) return report(s, msg, msg_len);
   if (y_scale) d.out_dtype = vaeconv::DType::kFP8E4M3;
   if (weights == nullptr)
@@ -131,10 +129,8 @@ extern "C" int vaeconv_conv_bf16(const vaeconv_conv_shape* shape, const void* x,
                                  const vaeconv_weights* weights, const float* bias,
                                  const void* residual, void* y, void* stream, char* msg,
                                  size_t msg_len) {
-  vaeconv::Status s = vaeconv::check_device_arch(vaeconv::DType::kBF16);
-  if (!s.ok()) return report(s, msg, msg_len);
-  vaeconv::ConvDesc d;
-  s = to_desc(shape, &d);
+  vaeconv::ConvDesc d;  // conv_forward checks the device after the arguments
+  vaeconv::Status s = to_desc(shape, &d);
   if (!s.ok()) return report(s, msg, msg_len);
   if (weights == nullptr)
     return report({vaeconv::StatusCode::kInvalidArgument, "weights is null"}, msg, msg_len);

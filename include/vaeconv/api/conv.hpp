@@ -139,8 +139,10 @@ struct Launcher {
 }  // namespace detail
 
 inline Status conv_forward(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  VAECONV_RETURN_IF_ERROR(check_device_arch(d.in_dtype));  // a device these kernels are built for
+  // The arguments first (host checks: a wrong call is named as such on any machine), then the
+  // device: one these kernels are built for.
   VAECONV_RETURN_IF_ERROR(validate_for_kernels(d, a));
+  VAECONV_RETURN_IF_ERROR(check_device_arch(d.in_dtype));
   detail::Launcher launcher{d, a, stream};
   return detail::visit_kernel(d, detail::choose_kernel(d, a.weights.info), launcher);
 }
