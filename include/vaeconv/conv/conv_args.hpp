@@ -79,13 +79,14 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   using detail::overflow;
   using detail::unsupported;
   VAECONV_RETURN_IF_ERROR(d.validate());
-  const std::string what = " (" + d.to_string() + ")";
+  // Built only on a refusal: a valid call allocates nothing (conv_forward runs this every call).
+  const auto what = [&d] { return " (" + d.to_string() + ")"; };
   if (!detail::is_canonical(d))
     return unsupported("the kernels run the three VAE conv kinds exactly as their ConvDesc "
-                       "factories define them (taps, stride, pad, upsample)" + what);
+                       "factories define them (taps, stride, pad, upsample)" + what());
   const bool fp8 = d.in_dtype == DType::kFP8E4M3;
   const bool y_fp8 = d.out_dtype == DType::kFP8E4M3;
-  if (y_fp8 && !fp8) return unsupported("an fp8 output needs fp8 operands" + what);
+  if (y_fp8 && !fp8) return unsupported("an fp8 output needs fp8 operands" + what());
 
   // Pointers.
   if (a.x == nullptr) return invalid("input pointer x is null");
@@ -111,11 +112,11 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
                                 d.in_strides.h % chunk_in || d.in_strides.w % chunk_in))
     return Status(StatusCode::kMisaligned,
                   "input strides must be multiples of " + std::to_string(chunk_in) +
-                      " elements when Cin is" + what);
+                      " elements when Cin is" + what());
   if (d.cout % 8 == 0 && (d.out_strides.n % 8 || d.out_strides.t % 8 || d.out_strides.h % 8 ||
                           d.out_strides.w % 8))
     return Status(StatusCode::kMisaligned,
-                  "output strides must be multiples of 8 elements when Cout % 8 == 0" + what);
+                  "output strides must be multiples of 8 elements when Cout % 8 == 0" + what());
 
   // Weights must be the packing of this conv.
   PackedWeightsInfo want;
@@ -143,17 +144,17 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   // ConvParams' ints); the grid's own limits (tiles per launch, HIP's 32-bit thread count) depend
   // on the tile chosen and are checked at launch (conv/launch_limits.hpp).
   const int64_t esz = int64_t(size_of(d.in_dtype));
-  if (d.out_h() * d.out_w() > detail::kInt31) return overflow("an output frame has > 2^31 pixels" + what);
+  if (d.out_h() * d.out_w() > detail::kInt31) return overflow("an output frame has > 2^31 pixels" + what());
   if (d.n * d.out_t() > kMaxKernelFrames)
     return overflow("N * T_out = " + std::to_string(d.n * d.out_t()) +
-                    " frames: the kernels' frame index (an int) takes at most 2^31 - 1" + what);
+                    " frames: the kernels' frame index (an int) takes at most 2^31 - 1" + what());
   if (int64_t(want.taps_t) * d.in_strides.t * esz > detail::kInt31 ||
       d.in_strides.h * d.h * esz > detail::kInt31)
-    return overflow("one input frame's view exceeds 2^31 bytes" + what);
+    return overflow("one input frame's view exceeds 2^31 bytes" + what());
   if (d.out_strides.h * d.out_h() > detail::kInt31 || d.out_strides.w * d.out_w() > detail::kInt31)
-    return overflow("one output frame exceeds 2^31 elements" + what);
-  if (want.bytes() > detail::kInt31) return overflow("packed weights exceed 2^31 bytes" + what);
-  if (d.up_h() > (1 << 29) || d.up_w() > (1 << 29)) return overflow("H or W too large" + what);
+    return overflow("one output frame exceeds 2^31 elements" + what());
+  if (want.bytes() > detail::kInt31) return overflow("packed weights exceed 2^31 bytes" + what());
+  if (d.up_h() > (1 << 29) || d.up_w() > (1 << 29)) return overflow("H or W too large" + what());
 
   // Overlap: the output may be the residual (in-place add, same strides) but nothing else.
   const int64_t x_bytes = detail::tensor_span_bytes(d.in_strides, d.n, d.t, d.h, d.w, d.cin, d.in_dtype);
