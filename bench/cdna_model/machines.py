@@ -19,6 +19,7 @@ SRC_NOTES = "shared/notes/cdna.md (AMD matrix instruction calculator, CDNA3; CK 
 SRC_CDNA3_WP = "AMD CDNA 3 architecture white paper (MI300X: 2.1 GHz peak engine clock, 5.3 TB/s HBM3, 256 MB Infinity Cache)"
 SRC_IC = "AMD MI300X launch: Infinity Cache 17 TB/s peak (servethehome.com/amd-instinct-mi300x-gpu-and-mi300a-apus-launched-for-ai-era/3)"
 SRC_CDNA4 = "AMD CDNA 4 / MI350 at Hot Chips 2025 (2.4 GHz peak, 8 XCDs x 4 MB L2, LDS doubled) and ISSCC 2026 (32 CUs per XCD)"
+SRC_PUBLIC = "bench/cdna_model/public_kernels.py (published MI355X GEMM times, cited there)"
 SRC_CC = "Chips and Cheese, 'Testing AMD's Giant MI300X' (chipsandcheese.com/p/testing-amds-giant-mi300x): pointer-chase latencies of L2 / Infinity Cache / HBM"
 
 
@@ -35,9 +36,14 @@ class Row:
 ROWS: List[Row] = [
     Row("units", "compute units", 304, 256, "CU", SRC_SPECS),
     Row("schedulers_per_unit", "SIMDs per CU", 4, 4, "", SRC_NOTES),
-    Row("clock_ghz", "engine clock under MFMA load", Range(2.1, 1.9), Range(2.4, 2.1),
-        "GHz", SRC_CDNA3_WP + "; " + SRC_CDNA4 + " (the peaks). Pessimistic end and nominal "
-        "(midpoint): ASSUMPTION (the sustained clock under a dense MFMA load is not published)"),
+    Row("clock_ghz", "engine clock under MFMA load", Range(2.1, 1.34), Range(2.4, 1.54),
+        "GHz", "optimistic: the peak engine clocks (" + SRC_CDNA3_WP + "; " + SRC_CDNA4 + "). "
+        "Pessimistic: no sustained MFMA clock is published, so the end is the best published "
+        "achieved share of the dense peak: HipKittens BF16 8192^3 1610 TFLOP/s = 64 % of 2.5 PF, "
+        "ROCm blog FP8 8192^3 3204 TFLOP/s = 64 % of 5 PF on MI355X (" + SRC_PUBLIC + "): "
+        "0.64 x 2.4 GHz; MI300X: ASSUMPTION the same 64 % of 2.1 GHz (AMD's 'Measuring "
+        "Max-Achievable FLOPs, part 2' ROCm blog publishes MI300X's achieved GEMM rate and median "
+        "clock: the figure that would replace it). Nominal: the midpoint"),
     Row("mma_overlap", "share of VALU/SALU issue hidden under a running MFMA", Range(1.0, 0.0, 0.5),
         Range(1.0, 0.0, 0.5), "", SRC_NOTES + " (VALU co-issues for 28 of 32 cycles of a "
         "32x32x8 MFMA, from other waves); pessimistic: no overlap (ASSUMPTION: one wave per SIMD "
@@ -59,17 +65,21 @@ ROWS: List[Row] = [
         Range(128, 64, 64), Range(128, 64, 128), "B/clk",
         SRC_CDNA3_WP + " (vector L1 64 B/clk/CU, 128 B cache line); CDNA4 doubles the L1 read "
         "path for some loads: ASSUMPTION for gfx950 nominal"),
-    Row("l2_gbs", "bandwidth serving the blocks' global loads (L2, else Infinity Cache)",
-        Range(34400, 12000, 17200), Range(39300, 12000, 17200), "GB/s",
-        "optimistic: L2 peak 2 KB/clk per XCD x 8 XCDs x clock (" + SRC_CDNA3_WP + "; same per-XCD "
-        "L2 assumed for CDNA4); nominal: Infinity Cache peak 17.2 TB/s (" + SRC_IC + "), because "
-        "workgroups are spread round-robin over the 8 XCDs, so the neighbouring tiles that share "
-        "input rows sit behind different L2s; pessimistic: ASSUMPTION 70 % of that peak"),
+    Row("l2_gbs", "L2 bandwidth: the 8 per-XCD L2s together (the blocks' tile fetches)",
+        Range(34400, 17200, 25800), Range(39300, 19700, 29500), "GB/s",
+        "optimistic: L2 peak 128 B/clk x 16 channels = 2 KB/clk per XCD x 8 XCDs x the peak clock ("
+        + SRC_CDNA3_WP + "; CDNA4 keeps 4 MB L2 per XCD, " + SRC_CDNA4 + ": the same per-clock "
+        "width ASSUMED); pessimistic: ASSUMPTION half of that peak (the MALL's figure); nominal: "
+        "the midpoint. What misses every XCD's L2 is the `MALL` bound, not this row"),
+    Row("l2_domains", "separate L2s the CUs are spread over (XCDs; workgroups round-robin)", 8, 8,
+        "", SRC_CDNA3_WP + "; " + SRC_CDNA4 + " (8 XCDs). Used for the MALL traffic floor: every "
+        "XCD reads every distinct input and weight byte once"),
     Row("hbm_gbs", "HBM bandwidth", Range(5300, 4000, 4300), Range(8000, 6000, 6400), "GB/s",
         SRC_CDNA3_WP + "; " + SRC_CDNA4 + " (8 TB/s HBM3E). Nominal/pessimistic: ASSUMPTION 80 % / "
         "75 % of peak achievable by a streaming kernel"),
-    Row("mall_gbs", "Infinity Cache (MALL) bandwidth", 17200, 17200, "GB/s",
-        SRC_IC + " (CDNA4: ASSUMPTION, the same)"),
+    Row("mall_gbs", "Infinity Cache (MALL) bandwidth: the XCDs' L2 misses",
+        Range(17200, 12000, 14600), Range(17200, 12000, 14600), "GB/s",
+        SRC_IC + " (CDNA4: ASSUMPTION, the same); pessimistic: ASSUMPTION 70 % of the peak"),
     Row("mall_bytes", "Infinity Cache capacity", 256 * 2**20, 256 * 2**20, "bytes", SRC_SPECS),
     Row("global_latency_ns", "global load round trip under load (one K tile's exposed wait)",
         Range(300, 800, 500), Range(300, 800, 500), "ns",
@@ -101,13 +111,16 @@ def row(key: str) -> Row:
     raise KeyError(key)
 
 
-def const(target: str, key: str) -> Num:
+def const(target: str, key: str, overrides: Dict[str, Num] = None) -> Num:
+    if overrides and key in overrides:
+        return overrides[key]
     return getattr(row(key), target)
 
 
-def machine(target: str) -> Machine:
-    """The model's Machine for 'mi300x' or 'mi355x'."""
-    c = lambda k: const(target, k)  # noqa: E731
+def machine(target: str, overrides: Dict[str, Num] = None) -> Machine:
+    """The model's Machine for 'mi300x' or 'mi355x' (overrides: row key -> value, for the
+    sensitivity study only)."""
+    c = lambda k: const(target, k, overrides)  # noqa: E731
     return Machine(
         name=target, units=int(c("units")), schedulers_per_unit=int(c("schedulers_per_unit")),
         clock_ghz=c("clock_ghz"), mma_overlap=c("mma_overlap"), valu_cycles=c("valu_cycles"),
@@ -116,7 +129,8 @@ def machine(target: str) -> Machine:
         barrier_cycles=c("barrier_cycles"), l2_gbs=c("l2_gbs"), hbm_gbs=c("hbm_gbs"),
         global_latency_ns=c("global_latency_ns"), launch_overhead_us=c("launch_overhead_us"),
         mall_gbs=c("mall_gbs"), mall_bytes=float(c("mall_bytes")),
-        peak_flops_dense=c("peak_flops_bf16"), l1_bytes_per_clk=c("l1_bytes_per_clk"))
+        peak_flops_dense=c("peak_flops_bf16"), l1_bytes_per_clk=c("l1_bytes_per_clk"),
+        l2_domains=int(c("l2_domains")))
 
 
 def fmt(v: Num) -> str:

@@ -26,19 +26,35 @@ The model, per unit (all waves of one block spread evenly over the schedulers):
                        the max with mfma is taken too)
     lds     = waves * (read_bytes*read_ways + write_bytes*write_ways) / lds_bytes_per_clk
   the latency chain, cycles per K tile of ONE block (it does not shrink with more blocks, it
-  is hidden by them):
-    latency = global_latency / prefetch_distance + lgkm_waits*lds_latency + barriers*barrier_cycles
-  A unit holding b blocks runs a K tile of each of them in max(b * max(throughput), latency).
+  is hidden by them). A pipelined K loop (`stages` buffers, one barrier per K tile) issues the
+  loads of a later tile before it works on the current one, so the global wait overlaps the
+  block's OWN work on the tile, and the rest of the tile's chain (LDS waits, the barrier) comes
+  after both, in series:
+    own     = max(throughput terms) for this block alone on the unit
+    latency = max(global_latency / prefetch_distance, own) + lgkm_waits*lds_latency
+              + barriers*barrier_cycles
+  A unit holding b blocks runs a K tile of each of them in max(b * max(throughput), latency):
+  with one block per unit the chain, not the max of the throughput terms, sets the time.
   Rounds: the grid's blocks fill units*blocks_per_unit slots per round; the last round holds the
   remainder, spread over the units (ceil), so a partial round costs a full latency chain: that
   is the tail.
-  Chip-wide bounds over the whole launch: L2 (every block's global bytes / L2 bandwidth), HBM
-  (unique bytes / HBM bandwidth, or the MALL's when the footprint fits it and the end is
-  optimistic).
+  Chip-wide bounds over the whole launch:
+    L2   = bytes the blocks fetch / l2_gbs. The bytes a block fetches per K tile are its waves'
+           requests, or, where the front-end knows the block's distinct tile bytes
+           (`block_tile_bytes`), those at the optimistic and nominal ends: waves of one block that
+           request the same bytes at the same time are served by the unit's L1 once (pessimistic:
+           every request reaches L2).
+    MALL = (machines with `l2_domains` > 1: AMD's per-XCD L2s in front of the Infinity Cache)
+           bytes that miss every XCD's L2 / mall_gbs. Workgroups are dispatched round-robin over
+           the XCDs, so every XCD reads (nearly) every distinct input and weight byte once:
+           at least l2_domains x unique read bytes, at most every L2 fetch. Optimistic: the
+           floor; pessimistic: every fetch; nominal: the midpoint.
+    HBM  = unique bytes / HBM bandwidth (the MALL's at the optimistic end when the footprint
+           fits it).
   Prologue and epilogue per block (issue cycles, its store bytes over the unit's L2 share, plus one
   global latency each): optimistic, they overlap other blocks' main loops except in the first
   and last round; pessimistic, every round pays them in series.
-  time = max(main loop, L2, HBM) + prologue/epilogue + launch overhead.
+  time = max(main loop, L2, MALL, HBM) + prologue/epilogue + launch overhead.
 
 Every uncertain constant is a `Range(opt, pess, nom)`. `predict` evaluates the model three times
 (optimistic, nominal, pessimistic ends of every range at once) and returns all three, the
@@ -114,6 +130,7 @@ class LoopCounts:
     barriers: float = 0.0
     lgkm_waits: float = 0.0
     vm_waits: float = 0.0
+    block_tile_bytes: float = 0.0  # distinct global bytes one BLOCK needs per K tile (0: unknown)
 
 
 @dataclass
@@ -156,6 +173,7 @@ class Launch:
     unique_bytes: float
     footprint_bytes: Optional[float] = None
     flops: float = 0.0
+    unique_read_bytes: Optional[float] = None  # inputs + weights read once (default: unique_bytes)
 
 
 @dataclass
@@ -180,6 +198,7 @@ class Machine:
     mall_bytes: float = 0.0
     peak_flops_dense: Num = 0.0  # for the roofline line only
     l1_bytes_per_clk: Num = 0.0  # per unit: the global-load path into a unit (L1 / TA); 0 = none
+    l2_domains: int = 0          # separate L2s the units are spread over (AMD XCDs); <= 1: one L2
 
 
 @dataclass
@@ -234,8 +253,8 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     per_block = max(thru.values())
     # --- the latency chain of one block's K tile
     glat = v(m.global_latency_ns) * 1e-9 * clk_hz
-    latency = (glat / max(k.prefetch_distance, 1e-9) + c.lgkm_waits * v(m.lds_latency_cycles)
-               + c.barriers * v(m.barrier_cycles))
+    latency = (max(glat / max(k.prefetch_distance, 1e-9), per_block)
+               + c.lgkm_waits * v(m.lds_latency_cycles) + c.barriers * v(m.barrier_cycles))
 
     # --- rounds of blocks over the units
     slots = m.units * max(L.blocks_per_unit, 1)
@@ -272,8 +291,18 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
         pe_total = pe * rounds
 
     # --- chip-wide memory bounds (seconds)
-    l2_bytes = float(L.blocks) * kt * W * c.global_load_bytes
+    requested = W * c.global_load_bytes
+    per_block_fetch = requested
+    if c.block_tile_bytes > 0 and end != "pess":
+        per_block_fetch = min(requested, c.block_tile_bytes)
+    l2_bytes = float(L.blocks) * kt * per_block_fetch
     l2_s = l2_bytes / (v(m.l2_gbs) * 1e9)
+    mall_s = 0.0
+    if m.l2_domains > 1 and v(m.mall_gbs) > 0:
+        reads = L.unique_read_bytes if L.unique_read_bytes is not None else L.unique_bytes
+        floor = min(l2_bytes, m.l2_domains * reads)
+        ends = {"opt": floor, "pess": l2_bytes, "nom": 0.5 * (floor + l2_bytes)}
+        mall_s = ends[end] / (v(m.mall_gbs) * 1e9)
     footprint = L.footprint_bytes if L.footprint_bytes is not None else L.unique_bytes
     mem_bw = v(m.hbm_gbs)
     if end == "opt" and m.mall_bytes and footprint <= m.mall_bytes and v(m.mall_gbs) > mem_bw:
@@ -281,23 +310,25 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     hbm_s = L.unique_bytes / (mem_bw * 1e9)
 
     loop_s = loop_cycles / clk_hz
-    body_s = max(loop_s, l2_s, hbm_s)
+    body_s = max(loop_s, l2_s, mall_s, hbm_s)
     launch_s = v(m.launch_overhead_us) * 1e-6
     total_s = body_s + pe_total / clk_hz + launch_s
 
     bounds_us = {name: cyc / clk_hz * 1e6 for name, cyc in comp_cycles.items()}
     bounds_us["L2"] = l2_s * 1e6
+    if m.l2_domains > 1:
+        bounds_us["MALL"] = mall_s * 1e6
     bounds_us["HBM"] = hbm_s * 1e6
     bounds_us["tail"] = (loop_cycles - ideal_cycles) / clk_hz * 1e6
     bounds_us["prologue/epilogue"] = pe_total / clk_hz * 1e6
     bounds_us["launch"] = launch_s * 1e6
     # The bound: the largest single term of the body; tail or prologue/epilogue when they cost
     # more than the largest steady-state term.
-    core = {n: bounds_us[n] for n in ("MFMA", "issue", "LDS", "L1", "latency", "L2", "HBM")
-            if n in bounds_us}
+    core = {n: bounds_us[n] for n in ("MFMA", "issue", "LDS", "L1", "latency", "L2", "MALL",
+                                       "HBM") if n in bounds_us}
     bound = max(core, key=core.get)
     ideal_us = ideal_cycles / clk_hz * 1e6
-    if loop_s >= max(l2_s, hbm_s) and bounds_us["tail"] >= 0.25 * ideal_us and bounds_us["tail"] > 0:
+    if loop_s >= max(l2_s, mall_s, hbm_s) and bounds_us["tail"] >= 0.25 * ideal_us and bounds_us["tail"] > 0:
         bound = "tail"  # partial last round: a quarter or more on top of the steady state
     for extra in ("prologue/epilogue", "launch"):
         if bounds_us[extra] > max(core.values()):

@@ -72,9 +72,10 @@ ROWS: List[Row] = [
     Row("valu_int_cycles", "integer / logic / compare / move instruction", Range(1.0, 2.0, 1.5),
         Range(1.0, 2.0, 1.5), "cycles", SRC_GUIDE + ": 16 integer lanes per scheduler = 2 cycles "
         "a warp (pessimistic); IMAD and IADD3/LOP3 use two pipes that alternate (1, optimistic)"),
-    Row("conversion_cycles", "F2F / F2FP / I2F ... conversion", Range(2.0, 8.0, 4.0),
-        Range(2.0, 8.0, 4.0), "cycles", SRC_GUIDE + " (16/clk/SM = 8 cycles a warp, pessimistic); "
-        "packed F2FP throughput: ASSUMPTION"),
+    Row("conversion_cycles", "F2F / F2FP / I2F ... conversion", Range(4.0, 8.0, 8.0),
+        Range(4.0, 8.0, 8.0), "cycles", SRC_GUIDE + ": 16 conversions/clk/SM = 4 per "
+        "sub-partition = 8 cycles a warp instruction, the only published figure, so nominal and "
+        "pessimistic; optimistic: ASSUMPTION a packed F2FP at twice that rate"),
     Row("salu_cycles", "uniform-datapath instruction", 1, 1, "cycles", "ASSUMPTION: one issue slot"),
     Row("other_issue_cycles", "memory / control / HMMA issue slot", 1, 1, "cycles",
         "one instruction per cycle per scheduler (" + SRC_WP + ")"),

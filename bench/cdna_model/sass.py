@@ -221,7 +221,7 @@ class NvidiaCosts:
     mma_cycles_per_flop: float          # from the measured mma.sync peak and the clock
     valu_int_cycles: Range              # integer / logic / compare / move
     valu_fp32_cycles: float = 1.0       # 32 FP32 lanes per scheduler
-    conversion_cycles: Range = Range(2.0, 8.0, 4.0)
+    conversion_cycles: Range = Range(4.0, 8.0, 8.0)
     mufu_cycles: float = 8.0
 
 

@@ -197,6 +197,38 @@ class Bounds(unittest.TestCase):
         self.assertAlmostEqual(p.pess.time_us, 0.3)
         self.assertEqual(p.pess.bound, "issue")
 
+    def test_chain_holds_own_work(self):
+        # one block per unit: 400 MFMA cycles of own work (4 waves x 400 / 4 SIMDs) exceed the
+        # 100-cycle global wait, then 2 LDS waits x 50 and a 30-cycle barrier follow in series:
+        # 530 cycles per K tile (the max of the throughput terms alone would say 400).
+        k = KernelCounts("k", LoopCounts(mma_cycles=400, lgkm_waits=2, barriers=1))
+        L = Launch(blocks=2, waves_per_block=4, ktiles=10, blocks_per_unit=1, unique_bytes=0)
+        p = run(k, L, flat_machine(global_latency_ns=100, lds_latency_cycles=50, barrier_cycles=30))
+        self.assertAlmostEqual(p.nom.bounds_us["latency"], 5.3)
+        self.assertEqual(p.bound, "latency")
+        # two blocks per unit: 2 x 400 = 800 > 530, the MFMA term sets the time again
+        L2 = Launch(blocks=4, waves_per_block=4, ktiles=10, blocks_per_unit=2, unique_bytes=0)
+        self.assertEqual(run(k, L2, flat_machine(global_latency_ns=100, lds_latency_cycles=50,
+                                                 barrier_cycles=30)).bound, "MFMA")
+
+    def test_block_tile_fetch_and_mall_split(self):
+        # 4 waves request 1000 B each per K tile but the block's tile is 2000 B: L2 fetches
+        # 2000 B per block-K-tile at the optimistic and nominal ends, 4000 B at the pessimistic.
+        k = KernelCounts("k", LoopCounts(mma_cycles=1, global_load_bytes=1000,
+                                         block_tile_bytes=2000))
+        L = Launch(blocks=100, waves_per_block=4, ktiles=10, blocks_per_unit=1,
+                   unique_bytes=1e5, unique_read_bytes=1e5)
+        m = flat_machine(l2_gbs=1.0, mall_gbs=Range(1.0, 0.5), l2_domains=8, hbm_gbs=1e9)
+        p = run(k, L, m)
+        self.assertAlmostEqual(p.opt.bounds_us["L2"], 2e6 / 1e9 * 1e6)
+        self.assertAlmostEqual(p.pess.bounds_us["L2"], 4e6 / 1e9 * 1e6)
+        # MALL: floor 8 x 1e5 = 8e5 B (optimistic), every fetch (pessimistic), midpoint nominal
+        self.assertAlmostEqual(p.opt.bounds_us["MALL"], 8e5 / 1e9 * 1e6)
+        self.assertAlmostEqual(p.pess.bounds_us["MALL"], 4e6 / 0.5e9 * 1e6)
+        self.assertAlmostEqual(p.nom.bounds_us["MALL"], 0.5 * (8e5 + 2e6) / 0.75e9 * 1e6)
+        # one L2 (NVIDIA): no MALL term
+        self.assertNotIn("MALL", run(k, L, flat_machine(l2_gbs=1.0)).nom.bounds_us)
+
     def test_combine_adds(self):
         k = KernelCounts("k", LoopCounts(mma_cycles=100))
         L = Launch(blocks=8, waves_per_block=4, ktiles=10, blocks_per_unit=2, unique_bytes=0)

@@ -164,8 +164,8 @@ class MainLoop(unittest.TestCase):
         # HMMA cycles from the measured peak: 4096 FLOP at 645 TFLOP/s over 528 schedulers at 1.98 GHz
         per = 4096 * 528 * 1.98e9 / 645e12
         self.assertAlmostEqual(lo.mma_cycles, 4 * per, places=6)
-        # valu cycles: 2 int x [1, 2] + 1 fp32 + 1 conversion x [2, 8]
-        self.assertAlmostEqual(lo.valu, 2 * 1 + 1 + 2)
+        # valu cycles: 2 int x [1, 2] + 1 fp32 + 1 conversion x [4, 8]
+        self.assertAlmostEqual(lo.valu, 2 * 1 + 1 + 4)
         self.assertAlmostEqual(hi.valu, 2 * 2 + 1 + 8)
         self.assertEqual(lo.other_issue, hi.other_issue)
 
