@@ -523,6 +523,12 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
       f"{pe_share(res['mi300x']):.2f} ms (MI300X) and {pe_share(res['mi355x']):.2f} ms (MI355X) "
       "of the bf16 58-call set at the nominal point. Settle: one rocprofv3 timeline of the "
       "192→192 512² conv on MI355X (workgroup start/end stamps, SQ_WAVES vs SQ_BUSY_CYCLES).")
+    a("- The issue term charges each memory, branch and wait instruction `other_issue_cycles` of "
+      "one shared port and hides `mma_overlap` of the VALU work under MFMAs; it does not model a "
+      "per-wave issue floor (a GCN-lineage SIMD considers a wave for issue at most once per "
+      "4-cycle round, so one wave's instruction count x 4 bounds its K tile when a SIMD holds "
+      "one or two waves). Not quantified here. Settle: SQ_ACTIVE_INST_ANY / SQ_WAVE_CYCLES and "
+      "SQ_INST_CYCLES_VMEM / _SALU of the 96→96 1024² conv on MI300X (2 waves per SIMD).")
     a("- Both sides of every in-loop branch counted (the element-wise gather of enc_conv_in): "
       "settle with SQ_INSTS_VALU / SQ_INSTS_SALU of that conv on MI300X against the static count.")
     a("- The MALL floor (every XCD reads every distinct byte once) assumes the resident "
