@@ -12,6 +12,7 @@
 
 #include "vaeconv/api/device_arch.hpp"
 #include "vaeconv/api/device_weights.hpp"
+#include "vaeconv/api/fp8_sanitize.hpp"
 #include "vaeconv_kernels.hpp"
 
 struct vaeconv_weights {
@@ -109,6 +110,12 @@ extern "C" int vaeconv_quantize_fp8(const void* x_bf16, int64_t n, void* y_fp8, 
   return report(vaeconv::precompiled::quantize_fp8(x_bf16, n, y_fp8, scale, workspace,
                                                    workspace_bytes, stream),
                 msg, msg_len);
+}
+
+extern "C" int vaeconv_sanitize_fp8_for_target(void* x, int64_t n, void* stream, char* msg,
+                                               size_t msg_len) {
+  return report(vaeconv::sanitize_fp8_for_target(x, n, static_cast<hipStream_t>(stream)), msg,
+                msg_len);
 }
 
 extern "C" int vaeconv_conv_fp8(const vaeconv_conv_shape* shape, const void* x, const float* x_scale,

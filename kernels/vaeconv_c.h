@@ -64,6 +64,12 @@ int vaeconv_quantize_fp8(const void* x_bf16, int64_t n, void* y_fp8, float* scal
                          void* workspace, size_t workspace_bytes, void* stream, char* msg,
                          size_t msg_len);
 
+/* Makes n e4m3fn bytes at x (device, 16-byte aligned) from outside the library readable by the
+ * current device's FP8 convs, in place: on gfx942 -0 (0x80) -> +0 and NaN (0x7F/0xFF) -> its
+ * FNUZ NaN 0x80; elsewhere the bytes are left as they are. Bytes from vaeconv_quantize_fp8 or an
+ * FP8-output conv need no pass. */
+int vaeconv_sanitize_fp8_for_target(void* x, int64_t n, void* stream, char* msg, size_t msg_len);
+
 /* FP8 conv: x holds e4m3fn bytes with per-tensor scale x_scale (device). y is bf16, or e4m3fn at
  * y_scale (device) when y_scale is not NULL. bias, residual (bf16) may be NULL. */
 int vaeconv_conv_fp8(const vaeconv_conv_shape* shape, const void* x, const float* x_scale,

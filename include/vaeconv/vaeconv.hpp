@@ -20,5 +20,6 @@
 #if defined(VAECONV_GPU_COMPILER)
 #include "vaeconv/api/conv.hpp"
 #include "vaeconv/api/device_weights.hpp"
+#include "vaeconv/api/fp8_sanitize.hpp"
 #include "vaeconv/api/quantize.hpp"
 #endif

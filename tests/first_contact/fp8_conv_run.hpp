@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "first_contact_util.hpp"
+#include "vaeconv/api/fp8_sanitize.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/packed_weights.hpp"
 #include "vaeconv_kernels.hpp"
@@ -17,10 +18,13 @@ struct Fp8ConvRun {
   bool guards_ok = true;
 };
 
-// d: FP8 operands, bf16 output, dense strides. bias and residual optional (nullptr).
+// d: FP8 operands, bf16 output, dense strides. bias and residual optional (nullptr). sanitize:
+// x's and the weights' device bytes go through sanitize_fp8_for_target before the conv (what a
+// caller does with FP8 tensors from outside the library).
 inline Fp8ConvRun run_fp8_conv(const ConvDesc& d, const std::vector<uint8_t>& x_bytes, float x_scale,
                                const PackedWeightsHost& packed, const std::vector<float>* bias,
-                               const std::vector<uint16_t>* residual, uint16_t poison) {
+                               const std::vector<uint16_t>* residual, uint16_t poison,
+                               bool sanitize = false) {
   Fp8ConvRun r;
   const size_t y_n = size_t(d.out_elements());
   GuardedBuffer x_dev(x_bytes.size()), w_dev(packed.byte_size()), ws_dev(packed.scales.size() * 4),
@@ -39,6 +43,12 @@ inline Fp8ConvRun run_fp8_conv(const ConvDesc& d, const std::vector<uint8_t>& x_
   if (residual) r_dev.upload(residual->data(), residual->size() * 2);
   const std::vector<uint16_t> y_init(y_n, poison);
   y_dev.upload(y_init.data(), y_n * 2);
+  if (sanitize) {
+    r.status = sanitize_fp8_for_target(x_dev.ptr(), int64_t(x_bytes.size()), nullptr);
+    if (r.status.ok())
+      r.status = sanitize_fp8_for_target(w_dev.ptr(), int64_t(packed.byte_size()), nullptr);
+    if (!r.status.ok()) return r;
+  }
 
   ConvArgs a;
   a.x = x_dev.ptr();

@@ -346,12 +346,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, ExtraFp8, ::testing::ValuesIn(fp8_extra_cases())
                            return std::string(i.param.name);
                          });
 
-// The quantizer on its own: NaN stays NaN, saturation, odd lengths, refusals.
+// The quantizer on its own: saturation, -0 and tiny negatives stored as +0, a NaN or Inf making the
+// scale NaN, odd lengths, refusals.
 TEST(QuantizeFp8, SpecialValuesAndTails) {
   VAECONV_REQUIRE_GPU();
-  std::vector<uint16_t> x = {float_to_bf16(1.f), float_to_bf16(-3.5f), 0x7FC0 /*NaN*/,
+  std::vector<uint16_t> x = {float_to_bf16(1.f), float_to_bf16(-3.5f), float_to_bf16(-1e-9f),
                              float_to_bf16(-0.f), float_to_bf16(1e-6f), float_to_bf16(2.f),
-                             0xFFC0 /*-NaN*/, float_to_bf16(-2.f), float_to_bf16(0.25f)};
+                             float_to_bf16(-1e-6f), float_to_bf16(-2.f), float_to_bf16(0.25f)};
   const int64_t n = int64_t(x.size());  // 9: one vector step and a scalar tail
   std::vector<uint8_t> want(x.size());
   const float want_scale = quantize_fp8_host(x.data(), n, want.data());
@@ -369,7 +370,21 @@ TEST(QuantizeFp8, SpecialValuesAndTails) {
   VAECONV_HIP_CHECK(hipMemcpy(&s, scale, 4, hipMemcpyDeviceToHost));
   EXPECT_EQ(got, want);
   EXPECT_EQ(s, want_scale);
-  EXPECT_TRUE(e4m3fn_is_nan(got[2]) && e4m3fn_is_nan(got[6])) << "NaN stays NaN";
+  for (int i : {2, 3, 6}) EXPECT_EQ(got[size_t(i)], 0x00) << "element " << i << ": +0, never 0x80";
+  // A NaN or an Inf anywhere (vector part or tail): scale NaN, every byte 0x00.
+  for (const auto& [at, bits] : std::vector<std::pair<size_t, uint16_t>>{{2, 0x7FC0}, {8, 0xFFC0}, {5, 0xFF80}}) {
+    std::vector<uint16_t> xs = x;
+    xs[at] = bits;
+    xd.upload(xs.data(), xs.size() * 2);
+    ASSERT_TRUE(precompiled::quantize_fp8(xd.ptr(), n, yd.ptr(), scale, ws.ptr(), ws_bytes, nullptr).ok());
+    VAECONV_HIP_CHECK(hipDeviceSynchronize());
+    std::vector<uint8_t> gs(x.size(), 0x55);
+    yd.download(gs.data(), gs.size());
+    VAECONV_HIP_CHECK(hipMemcpy(&s, scale, 4, hipMemcpyDeviceToHost));
+    EXPECT_TRUE(std::isnan(s)) << "element " << at << " = " << bits << ": scale " << s;
+    EXPECT_EQ(gs, std::vector<uint8_t>(x.size(), 0x00)) << "element " << at;
+  }
+  xd.upload(x.data(), x.size() * 2);
   EXPECT_EQ(got[1], 0xFE) << "-amax maps to -448";
   EXPECT_TRUE(yd.guards_intact());
   // Refusals.

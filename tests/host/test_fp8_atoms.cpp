@@ -10,9 +10,11 @@
 //   * AMD: lane l loads chunks (a_lds_row(l), a_lds_chunk(l, s)), s < kLdsChunks, as two i32x4;
 //     gfx950 concatenates them into the 32-byte operand of one v_mfma_f32_32x32x64_f8f6f4, gfx942
 //     takes the 8-byte quarters q = 0..3 (dwords 2*(q%2), 2*(q%2)+1 of chunk q/2) into four
-//     v_mfma_f32_32x32x16_fp8_fp8 (FNUZ), after the bytes went through e4m3fn_bytes_for_fnuz on
-//     their way into LDS (Cdna::lds_bytes), and the result is multiplied by kFnuzProductScale
-//     (AtomFp8::acc_scale, applied by the epilogue);
+//     v_mfma_f32_32x32x16_fp8_fp8 (FNUZ) on the bytes as stored (no rewrite in the kernels:
+//     arch/fp8_fnuz.hpp), and the result is multiplied by kFnuzProductScale (AtomFp8::acc_scale,
+//     applied by the epilogue). Operand bytes holding -0 or NaN are an external tensor's: they
+//     went through sanitize_fp8_for_target first (Knobs::sanitized: e4m3fn_bytes_for_fnuz on
+//     the tensor's bytes, not on the LDS poison around them);
 //   * NVIDIA: ldmatrix.x4 with the lanes' chunk addresses for A and for B, then two
 //     mma.m16n8k32 e4m3 on B's register halves r[0..1] and r[2..3].
 // (arch/cdna.hpp itself uses clang vector extensions and cannot be compiled by the host compiler,
@@ -22,11 +24,18 @@
 //   Fp8AtomEmulatedLayout     — what each lane fetches vs the layout's a_row/a_k/b_k/b_col claims;
 //                               C maps; the K permutation the AMD atoms rely on.
 //   Fp8AtomEmulatedProduct    — D == A*B (+C) exactly on each target, through c_row/c_col.
-//   Fp8AtomEmulatedCrossArch  — gfx942 (byte fix + x4) is bit-identical to gfx950 on the same
-//                               bytes: -0, +-448 neighbourhood, subnormals, random codes, every
-//                               pair of codes; fn NaN poisons the same rows/columns on both.
-//   Fp8AtomEmulatedFnuzBytes  — e4m3fn_bytes_for_fnuz on all 256 codes in every byte position.
-//   Fp8AtomEmulatedNegative   — skipping the byte fix, forgetting x4, and layout slips are caught.
+//   Fp8AtomEmulatedCrossArch  — gfx942 (sanitized external bytes + x4) is bit-identical to gfx950
+//                               on the same bytes: -0, +-448 neighbourhood, subnormals, random
+//                               codes, every pair of codes; fn NaN poisons the same rows/columns.
+//   Fp8AtomEmulatedFnuzBytes  — e4m3fn_bytes_for_fnuz (the sanitize pass) on all 256 codes in
+//                               every byte position.
+//   Fp8ProducerCodes          — the library's own producers (quantizer, weight packer, FP8-output
+//                               epilogue: quantize_e4m3fn) emit exactly the 253 codes that read as
+//                               half in FNUZ, never 0x80 / 0x7F / 0xFF (exhaustive over bf16
+//                               inputs, swept over fp32 ones); their bytes, unsanitized, give
+//                               gfx942 == gfx950 bit for bit; a planted 0x80 / 0x7F does not.
+//   Fp8AtomEmulatedNegative   — skipping the sanitize pass, forgetting x4, and layout slips are
+//                               caught.
 //   Fp8AtomEmulatedKOrder     — the K order inside each instruction's operands is irrelevant: the
 //                               f8f6f4 operand read as AITER's two 16-byte stripes (cdna.md, the
 //                               emulator's documented form), as CK's 32 contiguous K, or randomly;
@@ -48,6 +57,9 @@
 #include "emu/matrix_emulator.hpp"
 #include "vaeconv/arch/fp8_fnuz.hpp"
 #include "vaeconv/arch/fragment_layouts.hpp"
+#include "vaeconv/conv/fp8_scale.hpp"
+#include "vaeconv/conv/packed_weights.hpp"
+#include "vaeconv/core/numerics_bf16.hpp"
 #include "vaeconv/core/numerics_fp8.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
 
@@ -82,8 +94,9 @@ std::string hexbyte(unsigned b) {
 // ------------------------------------------------------------------------------------------------
 // LDS staging. The atom's operand tile (atom_rows x kK bytes) sits at row row0 and chunk chunk0 of
 // a tile of tile_chunks 16-byte chunks per row; with `swizzle` the physical chunk is the library's
-// SwizzledTile<tile_chunks>. Everything outside the operand tile holds 0xFF (e4m3fn NaN, which the
-// gfx942 byte fix turns into FNUZ NaN): a lane reading the wrong place poisons its products.
+// SwizzledTile<tile_chunks>. Everything outside the operand tile holds a NaN of the target's
+// reading (0xFF e4m3fn NaN; 0x80 FNUZ NaN on gfx942): a lane reading the wrong place poisons its
+// products.
 // ------------------------------------------------------------------------------------------------
 struct StageCfg {
   int tile_chunks, row0, chunk0;
@@ -100,8 +113,10 @@ struct Lds {
   StageCfg cfg;
   int rows;
   Bytes bytes;
+  std::vector<bool> written;  // operand bytes (put); the rest is poison
   Lds(int atom_rows, const StageCfg& c)
-      : cfg(c), rows(c.row0 + atom_rows + 8), bytes(std::size_t(rows) * std::size_t(c.tile_chunks) * 16, 0xFF) {}
+      : cfg(c), rows(c.row0 + atom_rows + 8), bytes(std::size_t(rows) * std::size_t(c.tile_chunks) * 16, 0xFF),
+        written(bytes.size(), false) {}
   std::size_t chunk_offset(int row, int chunk) const {
     const int R = cfg.row0 + row, C = cfg.chunk0 + chunk;
     if (row < 0 || R >= rows || chunk < 0 || C >= cfg.tile_chunks) throw std::out_of_range("lds: (row, chunk) outside the tile");
@@ -116,17 +131,25 @@ struct Lds {
     }
     return std::size_t(off);
   }
-  void put(int row, int k, std::uint8_t b) { bytes[chunk_offset(row, k / 16) + std::size_t(k % 16)] = b; }
+  void put(int row, int k, std::uint8_t b) {
+    const std::size_t off = chunk_offset(row, k / 16) + std::size_t(k % 16);
+    bytes[off] = b;
+    written[off] = true;
+  }
   std::uint32_t dword(std::size_t off) const {
     return std::uint32_t(bytes[off]) | (std::uint32_t(bytes[off + 1]) << 8) | (std::uint32_t(bytes[off + 2]) << 16) |
            (std::uint32_t(bytes[off + 3]) << 24);
   }
-  // Cdna::lds_bytes on gfx942: every dword written to LDS goes through e4m3fn_bytes_for_fnuz.
-  void fnuz_fix() {
-    for (std::size_t off = 0; off < bytes.size(); off += 4) {
-      const std::uint32_t w = arch::e4m3fn_bytes_for_fnuz(dword(off));
-      for (int i = 0; i < 4; ++i) bytes[off + std::size_t(i)] = std::uint8_t(w >> (8 * i));
-    }
+  // sanitize_fp8_for_target on gfx942, applied to the operand tensor's bytes (the byte map of
+  // e4m3fn_bytes_for_fnuz, one byte at a time here: it is bytewise).
+  void sanitize_operands() {
+    for (std::size_t off = 0; off < bytes.size(); ++off)
+      if (written[off]) bytes[off] = std::uint8_t(arch::e4m3fn_bytes_for_fnuz(bytes[off]));
+  }
+  // The poison as gfx942 reads NaN.
+  void poison_as_fnuz_nan() {
+    for (std::size_t off = 0; off < bytes.size(); ++off)
+      if (!written[off]) bytes[off] = 0x80;
   }
 };
 
@@ -155,7 +178,7 @@ using AmdFrag = std::vector<std::array<std::array<std::uint32_t, 4>, 2>>;
 using NvFrag = emu::Frag32<4>;
 
 struct Knobs {
-  bool fnuz_fix = true;         // gfx942: bytes rewritten on their way into LDS
+  bool sanitized = true;        // gfx942: the operand tensors went through sanitize_fp8_for_target
   bool fnuz_scale = true;       // gfx942: result x kFnuzProductScale (the epilogue's acc_scale)
   bool swap_a_parts = false;    // negative control: A's two chunks handed over in the wrong order
   bool swap_a_quarters = false; // negative control (gfx942): A quarters 0<->1 swapped, B not
@@ -213,9 +236,13 @@ std::vector<float> run_atom(Target t, Lds la, Lds lb, const Knobs& kn = {}, cons
   float scale = 1.0f;
   if constexpr (L::kLanes == 64) {
     if (t == Target::Nvidia) throw std::logic_error("wave64 atom on the NVIDIA target");
-    if (t == Target::Gfx942 && kn.fnuz_fix) {
-      la.fnuz_fix();
-      lb.fnuz_fix();
+    if (t == Target::Gfx942) {
+      la.poison_as_fnuz_nan();
+      lb.poison_as_fnuz_nan();
+      if (kn.sanitized) {
+        la.sanitize_operands();
+        lb.sanitize_operands();
+      }
     }
     AmdFrag fa = fetch_amd<L>(la, true), fb = fetch_amd<L>(lb, false);
     if (kn.swap_a_parts)
@@ -529,6 +556,8 @@ TEST(Fp8AtomEmulatedProduct, TwoAtomsAlongKAccumulate) {
       }
     la1.bytes = la.bytes;
     lb1.bytes = lb.bytes;
+    la1.written = la.written;
+    lb1.written = lb.written;
     Knobs raw;
     raw.fnuz_scale = false;  // accumulate in accumulator units, scale once
     const std::vector<float> acc0 = run_atom<L>(t, la, lb, raw);
@@ -539,7 +568,7 @@ TEST(Fp8AtomEmulatedProduct, TwoAtomsAlongKAccumulate) {
 }
 
 // ================================================================================================
-// Fp8AtomEmulatedCrossArch: gfx942 (byte fix + x4) computes what gfx950 computes on the same bytes
+// Fp8AtomEmulatedCrossArch: gfx942 (sanitized + x4) computes what gfx950 computes on the same bytes
 // ================================================================================================
 
 // Lowest power of two dividing the nonzero double p (p = odd * 2^result).
@@ -595,7 +624,7 @@ SpecialData special_matrices(unsigned seed) {
     s.A[1 * K + 20 + i] = kSmallSpecials[i];
     s.B[(20 + i) * N + 0] = kSmallSpecials[i];
   }
-  // A row and a column of -0 only: +0 on both targets (and NaN on gfx942 without the byte fix).
+  // A row and a column of -0 only: +0 on both targets (and NaN on gfx942 without sanitizing).
   const int mz = 5, nz = 6;
   for (int k = 0; k < K; ++k) {
     s.A[std::size_t(mz) * K + std::size_t(k)] = 0x80;
@@ -821,26 +850,223 @@ TEST(Fp8AtomEmulatedFnuzBytes, ProductOfFixedBytesIsQuarterOfFnProduct) {
 }
 
 // ================================================================================================
+// Fp8ProducerCodes: the library's own FP8 bytes are read correctly by gfx942 as they are
+// ================================================================================================
+
+// Exhaustive over the 256 codes: e4m3fn_reads_as_half_fnuz holds for exactly the 253 codes whose
+// FNUZ reading is half their e4m3fn value (0x80, 0x7F, 0xFF are the three that are not).
+TEST(Fp8ProducerCodes, ExactlyTheFnuzExactCodesReadAsHalf) {
+  int exact = 0;
+  for (int c = 0; c < 256; ++c) {
+    const std::uint8_t b = std::uint8_t(c);
+    const bool half = emu::decode_e4m3fnuz(b) == emu::decode_e4m3fn(b) / 2.0;  // NaN: false
+    EXPECT_EQ(arch::e4m3fn_reads_as_half_fnuz(b), half) << hexbyte(b);
+    EXPECT_EQ(arch::e4m3fn_bytes_for_fnuz(b) == b, half) << hexbyte(b) << ": the sanitize pass keeps exactly these";
+    exact += half;
+  }
+  EXPECT_EQ(exact, 253);
+  EXPECT_FALSE(arch::e4m3fn_reads_as_half_fnuz(0x80) || arch::e4m3fn_reads_as_half_fnuz(0x7F) ||
+               arch::e4m3fn_reads_as_half_fnuz(0xFF));
+}
+
+// The quantizer's per-element rule over every bf16 input (all 65536 patterns: NaNs, infinities,
+// both zeros, subnormals) at scales from tiny to huge: only FNUZ-exact codes; at scale 1 every one
+// of the 253 (each e4m3fn value is a bf16 value), so the set emitted is exactly those.
+TEST(Fp8ProducerCodes, QuantizerEmitsExactlyThe253CodesOverEveryBf16Input) {
+  const float scales[] = {1.f, 3.5f / 448.f, 1e-3f / 448.f, std::ldexp(1.f, -20), 1e20f / 448.f, 0.37f,
+                          std::ldexp(1.f, -126), vaeconv::fp8_scale_for_amax(INFINITY)};
+  std::array<long, 256> emitted_at_1{};
+  long bad = 0, checked = 0, neg_zero_in = 0, nan_in = 0;
+  std::string first;
+  for (float scale : scales)
+    for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+      const float x = vaeconv::bf16_to_float(std::uint16_t(bits));
+      const std::uint8_t b = vaeconv::quantize_e4m3fn(x, scale);
+      const std::uint8_t plain = vaeconv::float_to_e4m3fn(x / scale);
+      neg_zero_in += plain == 0x80;
+      nan_in += fn_nan(plain);
+      // Equal to the plain e4m3fn encoding except that -0 and NaN become 0x00.
+      const std::uint8_t want = (plain == 0x80 || fn_nan(plain)) ? 0x00 : plain;
+      if (!arch::e4m3fn_reads_as_half_fnuz(b) || b != want) {
+        if (first.empty()) first = "bf16 " + std::to_string(bits) + " scale " + std::to_string(scale) + " -> " + hexbyte(b);
+        ++bad;
+      }
+      if (scale == 1.f) ++emitted_at_1[b];
+      ++checked;
+    }
+  EXPECT_EQ(bad, 0) << first;
+  EXPECT_EQ(checked, long(sizeof scales / sizeof scales[0]) * 65536);
+  EXPECT_GT(neg_zero_in, 1000) << "the inputs must include values that round to -0";
+  EXPECT_GT(nan_in, 1000) << "and NaNs";
+  int distinct = 0;
+  for (int c = 0; c < 256; ++c) {
+    EXPECT_EQ(emitted_at_1[std::size_t(c)] > 0, arch::e4m3fn_reads_as_half_fnuz(std::uint8_t(c))) << hexbyte(unsigned(c));
+    distinct += emitted_at_1[std::size_t(c)] > 0;
+  }
+  EXPECT_EQ(distinct, 253);
+}
+
+// The FP8-output epilogue quantizes fp32 results with the same function (kernel/epilogue.hpp):
+// a sweep over the fp32 bit patterns of both signs (every exponent, ~1M values) and the special
+// values, at several y_scales, never emits 0x80 / 0x7F / 0xFF.
+TEST(Fp8ProducerCodes, EpilogueRuleOverFp32Inputs) {
+  const float y_scales[] = {1.f, 0.01f, 3.7e5f, std::ldexp(1.f, -140), 1e30f};
+  const float specials[] = {0.f, -0.f, -1e-30f, -std::ldexp(1.f, -149), std::ldexp(1.f, -149), INFINITY, -INFINITY,
+                            std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                            -448.f, 448.f, -464.f, 1e38f, -1e38f};
+  long bad = 0, checked = 0;
+  std::string first;
+  auto check = [&](float v, float ys) {
+    const std::uint8_t b = vaeconv::quantize_e4m3fn(v, ys);
+    ++checked;
+    if (!arch::e4m3fn_reads_as_half_fnuz(b)) {
+      if (first.empty()) first = std::to_string(v) + " / " + std::to_string(ys) + " -> " + hexbyte(b);
+      ++bad;
+    }
+  };
+  for (float ys : y_scales) {
+    for (std::uint64_t u = 0; u < 0x100000000ull; u += 4099) {
+      float v;
+      const std::uint32_t w = std::uint32_t(u);
+      std::memcpy(&v, &w, sizeof v);
+      check(v, ys);
+    }
+    for (float v : specials) check(v, ys);
+  }
+  EXPECT_EQ(bad, 0) << first;
+  EXPECT_GT(checked, 5 * 1000000L);
+  // Signed zero and NaN, named: the encodings a plain e4m3fn encoder would give them.
+  EXPECT_EQ(vaeconv::float_to_e4m3fn(-1e-30f), 0x80);
+  EXPECT_EQ(vaeconv::quantize_e4m3fn(-1e-30f, 1.f), 0x00);
+  EXPECT_EQ(vaeconv::quantize_e4m3fn(std::numeric_limits<float>::quiet_NaN(), 1.f), 0x00);
+  EXPECT_EQ(vaeconv::quantize_e4m3fn(-INFINITY, 1.f), 0xFE);
+}
+
+// Values whose bf16 encodings quantize (scale exactly 1) to small exact codes, -0 inputs and
+// negatives that round to zero included: the quantizer's tensor, its 32 x 64 operand.
+struct ProducerOperands {
+  Bytes A, B;
+  long neg_zero_inputs = 0;
+};
+ProducerOperands producer_operands(unsigned seed) {
+  std::mt19937 rng(seed);
+  const auto codes = small_exact_codes();  // includes 0x80: a -0.0f input
+  std::uniform_int_distribution<std::size_t> pick(0, codes.size() - 1);
+  std::bernoulli_distribution tiny(0.1);
+  ProducerOperands p;
+  auto value = [&]() {
+    if (tiny(rng)) return -1e-30f;  // rounds to -0
+    return vaeconv::e4m3fn_to_float(codes[pick(rng)]);
+  };
+  // A: the quantizer over 32 * 64 values and one 448 after them (amax 448: scale exactly 1).
+  std::vector<std::uint16_t> x(32 * 64 + 1);
+  for (std::size_t i = 0; i + 1 < x.size(); ++i) {
+    const float v = value();
+    p.neg_zero_inputs += v == 0.f && std::signbit(v) ? 1 : (v < 0.f && v > -1e-20f ? 1 : 0);
+    x[i] = vaeconv::float_to_bf16(v);
+  }
+  x.back() = vaeconv::float_to_bf16(448.f);
+  Bytes qa(x.size());
+  if (vaeconv::quantize_fp8_host(x.data(), std::int64_t(x.size()), qa.data()) != 1.f) throw std::logic_error("scale != 1");
+  p.A.assign(qa.begin(), qa.begin() + 32 * 64);
+  // B: the weight packer, a T = 1 causal conv with Cin = 8 (K = 72 in a 128-byte row), Cout = 32.
+  // Packed row n holds Bt[n][k] for k < 64; column 64 (tap 8) holds each row's 448 (scale 1).
+  const vaeconv::ConvDesc d = vaeconv::ConvDesc::causal3x3x3(1, 1, 4, 4, 8, 32, vaeconv::DType::kFP8E4M3);
+  std::vector<float> w(std::size_t(32 * 8 * 27), 0.f);
+  for (int n = 0; n < 32; ++n)
+    for (int k = 0; k < 72; ++k) {
+      const int tap = k / 8, ci = k % 8;  // packed column k = tap * Cin + ci, tap = kh * 3 + kw
+      float v = k < 64 ? value() : (k == 64 ? 448.f : 0.f);
+      if (k < 64) p.neg_zero_inputs += (v == 0.f && std::signbit(v)) || (v < 0.f && v > -1e-20f);
+      w[std::size_t(((n * 8 + ci) * 3 + 2) * 9 + tap)] = v;  // [Cout][Cin][kt = 2][kh][kw]
+    }
+  vaeconv::PackedWeightsHost packed;
+  if (!vaeconv::pack_weights_fp8(d, w.data(), &packed).ok()) throw std::logic_error("packing failed");
+  for (float s : packed.scales)
+    if (s != 1.f) throw std::logic_error("weight scale != 1");
+  p.B.assign(std::size_t(64) * 32, 0);
+  for (int n = 0; n < 32; ++n)
+    for (int k = 0; k < 64; ++k) p.B[std::size_t(k) * 32 + std::size_t(n)] = packed.fp8[std::size_t(n * packed.info.k_pad + k)];
+  return p;
+}
+
+// The quantizer's and the packer's bytes, NOT sanitized, through the emulated gfx942 atom: bit-identical
+// to gfx950 and to the exact product, although their inputs held -0 and negatives rounding to 0.
+TEST(Fp8ProducerCodes, UnsanitizedProducerBytesGiveGfx942EqualsGfx950) {
+  using L = lay::Mfma32x32x64Fp8;
+  Knobs raw;
+  raw.sanitized = false;
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    const ProducerOperands p = producer_operands(seed);
+    EXPECT_GT(p.neg_zero_inputs, 100) << "premise: -0 inputs present";
+    for (std::uint8_t b : p.A) ASSERT_TRUE(arch::e4m3fn_reads_as_half_fnuz(b)) << "quantizer byte " << hexbyte(b);
+    for (std::uint8_t b : p.B) ASSERT_TRUE(arch::e4m3fn_reads_as_half_fnuz(b)) << "packer byte " << hexbyte(b);
+    std::string why;
+    ASSERT_TRUE(all_partial_sums_exact<L>(p.A, p.B, &why)) << why;
+    const std::vector<double> R = exact_product<L>(p.A, p.B);
+    for (const StageCfg& cfg : stage_cfgs(4)) {
+      const std::vector<float> D942 = run_bytes<L>(Target::Gfx942, p.A, p.B, cfg, raw);
+      long bad = 0, nonzero = 0;
+      for (std::size_t i = 0; i < R.size(); ++i) {
+        bad += !same_result(D942[i], float(R[i]));
+        nonzero += R[i] != 0.0;
+      }
+      EXPECT_EQ(bad, 0) << "seed " << seed << " " << cfg.name;
+      EXPECT_GT(nonzero, 900);
+      std::string first;
+      EXPECT_EQ(cross_mismatches<L>(p.A, p.B, cfg, raw, &first), 0) << first;
+    }
+  }
+}
+
+// Negative control: one planted 0x80 (-0) or 0x7F (NaN) in the quantizer's bytes is read wrongly by
+// the unsanitized gfx942 atom (its row: NaN instead of the value, or finite instead of NaN), and
+// right once sanitized.
+TEST(Fp8ProducerCodes, PlantedNegZeroOrNanIsWrongUnsanitized) {
+  using L = lay::Mfma32x32x64Fp8;
+  Knobs raw;
+  raw.sanitized = false;
+  for (std::uint8_t planted : {std::uint8_t(0x80), std::uint8_t(0x7F), std::uint8_t(0xFF)}) {
+    ProducerOperands p = producer_operands(11);
+    p.A[std::size_t(7) * 64 + 29] = planted;
+    const std::vector<float> D950 = run_bytes<L>(Target::Gfx950, p.A, p.B, stage_cfgs(4)[1]);
+    const std::vector<float> D942 = run_bytes<L>(Target::Gfx942, p.A, p.B, stage_cfgs(4)[1], raw);
+    long wrong = 0;
+    for (int m = 0; m < 32; ++m)
+      for (int n = 0; n < 32; ++n) {
+        const std::size_t i = std::size_t(m) * 32 + std::size_t(n);
+        const bool differs = !same_result(D950[i], D942[i]);
+        wrong += differs;
+        if (m != 7) {
+          EXPECT_FALSE(differs) << hexbyte(planted) << " " << m << "," << n;
+        }
+      }
+    EXPECT_EQ(wrong, 32) << hexbyte(planted) << ": the planted row must be wrong in every column";
+    EXPECT_EQ(cross_mismatches<L>(p.A, p.B, stage_cfgs(4)[1], Knobs{}, nullptr), 0) << hexbyte(planted) << " sanitized";
+  }
+}
+
+// ================================================================================================
 // Fp8AtomEmulatedNegative: the checks above can fail
 // ================================================================================================
 
-TEST(Fp8AtomEmulatedNegative, SkippingByteFixIsDetected) {
+TEST(Fp8AtomEmulatedNegative, SkippingSanitizeIsDetected) {
   using L = lay::Mfma32x32x64Fp8;
   Knobs no_fix;
-  no_fix.fnuz_fix = false;
+  no_fix.sanitized = false;
   // -0 bytes (present in every special matrix, and the -0 row/column) read as FNUZ NaN.
   const SpecialData s = special_matrices(3);
   std::string first;
   const long bad = cross_mismatches<L>(s.A, s.B, stage_cfgs(4)[1], no_fix, &first);
   EXPECT_GT(bad, 0) << "raw 0x80 fed to the FNUZ instruction must be caught";
   EXPECT_FALSE(first.empty());
-  // The out-of-tile poison (0xFF) is no issue here, the operand bytes are: with only +0 and
-  // finite codes, no-fix agrees (the fix is needed exactly for 0x80 and the NaNs).
+  // With only +0 and finite codes, unsanitized bytes agree (the pass is needed exactly for 0x80
+  // and the NaNs).
   Bytes A = s.A, B = s.B;
   for (auto& x : A) x = x == 0x80 ? 0x00 : x;
   for (auto& x : B) x = x == 0x80 ? 0x00 : x;
   EXPECT_EQ(cross_mismatches<L>(A, B, stage_cfgs(4)[1], no_fix, nullptr), 0);
-  // A fn NaN without the fix reads as +-240 on gfx942: the NaN row comes out finite there.
+  // A fn NaN unsanitized reads as +-240 on gfx942: the NaN row comes out finite there.
   A[std::size_t(4) * 64 + 10] = 0x7F;
   EXPECT_EQ(cross_mismatches<L>(A, B, stage_cfgs(4)[1], no_fix, nullptr), 32);
   EXPECT_EQ(cross_mismatches<L>(A, B, stage_cfgs(4)[1], Knobs{}, nullptr), 0);

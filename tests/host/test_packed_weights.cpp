@@ -99,7 +99,7 @@ TEST(PackedWeightsFp8, PerChannelScalesAndSaturation) {
   for (auto& v : w) v = u(rng);
   for (int64_t ci = 0; ci < 16; ++ci)
     for (int t = 0; t < 27; ++t) w[size_t((1 * 16 + ci) * 27 + t)] = 0.f;  // channel 1: all zero
-  w[size_t((2 * 16 + 3) * 27 + 18)] = std::nanf("");                   // a NaN in channel 2, slice 2
+  w[size_t((2 * 16 + 3) * 27 + 18)] = -1e-30f;  // rounds to -0 in channel 2, slice 2: stored +0
   w[size_t((3 * 16 + 0) * 27 + 2)] = 1e9f;  // a huge value in slice kt = 0: not packed at T = 1
   PackedWeightsHost p;
   ASSERT_TRUE(pack_weights_fp8(d, w.data(), &p).ok());
@@ -122,10 +122,21 @@ TEST(PackedWeightsFp8, PerChannelScalesAndSaturation) {
         continue;
       }
       const float v = w[size_t((co * 16 + k % 16) * 27 + 18 + k / 16)];
-      ASSERT_EQ(b, float_to_e4m3fn(v / p.scales[size_t(co)])) << "co " << co << " k " << k;
+      ASSERT_EQ(b, quantize_e4m3fn(v, p.scales[size_t(co)])) << "co " << co << " k " << k;
+      ASSERT_TRUE(b != 0x80 && !e4m3fn_is_nan(b)) << "no -0 or NaN code, co " << co << " k " << k;
     }
   }
-  EXPECT_TRUE(e4m3fn_is_nan(p.fp8[size_t(2 * p.info.k_pad + 3)])) << "NaN stays NaN";
+  EXPECT_EQ(p.fp8[size_t(2 * p.info.k_pad + 3)], 0x00) << "-0 is stored as +0";
+  // A NaN or infinite weight in a packed slice has no FP8 code: refused, naming where.
+  for (float bad : {std::nanf(""), -INFINITY}) {
+    std::vector<float> wb = w;
+    wb[size_t((2 * 16 + 3) * 27 + 18)] = bad;
+    const Status st = pack_weights_fp8(d, wb.data(), &p);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.to_string();
+    EXPECT_NE(st.to_string().find("row 2"), std::string::npos) << st.to_string();
+    EXPECT_NE(st.to_string().find("column 3"), std::string::npos) << st.to_string();
+  }
+  ASSERT_TRUE(pack_weights_fp8(d, w.data(), &p).ok());
   EXPECT_LT(p.scales[3], 1.f) << "slice kt = 0 does not count at T = 1";
   // The channel's largest magnitude maps to +-448 (0x7E / 0xFE).
   int top = 0;
@@ -136,14 +147,20 @@ TEST(PackedWeightsFp8, PerChannelScalesAndSaturation) {
 TEST(PackedWeightsFp8, ScaleRule) {
   EXPECT_EQ(fp8_scale_for_amax(448.f), 1.f);
   EXPECT_EQ(fp8_scale_for_amax(0.f), 1.f);
-  EXPECT_EQ(fp8_scale_for_amax(std::nanf("")), 1.f);
-  EXPECT_EQ(fp8_scale_for_amax(INFINITY), 1.f);
+  EXPECT_TRUE(std::isnan(fp8_scale_for_amax(std::nanf("")))) << "no scale represents a NaN";
+  EXPECT_TRUE(std::isnan(fp8_scale_for_amax(INFINITY)));
   EXPECT_EQ(fp8_scale_for_amax(3.5f), 3.5f / 448.f);
-  std::vector<uint16_t> x = {float_to_bf16(-7.f), float_to_bf16(1.f), 0x7FC0};
+  std::vector<uint16_t> x = {float_to_bf16(-7.f), float_to_bf16(1.f), float_to_bf16(-1e-9f)};
   std::vector<uint8_t> q(3);
   EXPECT_EQ(quantize_fp8_host(x.data(), 3, q.data()), 7.f / 448.f);
   EXPECT_EQ(q[0], 0xFE);
-  EXPECT_TRUE(e4m3fn_is_nan(q[2]));
+  EXPECT_EQ(q[2], 0x00) << "a negative that rounds to zero is +0, never 0x80";
+  // A NaN (or Inf) anywhere: the scale is NaN and every byte 0x00 (the NaN travels in the scale).
+  for (uint16_t special : {uint16_t(0x7FC0), uint16_t(0xFFC0), uint16_t(0x7F80), uint16_t(0xFF80)}) {
+    x[1] = special;
+    EXPECT_TRUE(std::isnan(quantize_fp8_host(x.data(), 3, q.data()))) << special;
+    EXPECT_EQ(q, std::vector<uint8_t>(3, 0x00)) << special;
+  }
 }
 
 }  // namespace

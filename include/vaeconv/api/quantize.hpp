@@ -7,6 +7,9 @@
 // 1. amax = max |x| by the vendor's device reduce (rocPRIM / CUB, arch/device_reduce.hpp) into
 //    the workspace; 2. one kernel turns amax into the scale (conv/fp8_scale.hpp), writes it to
 //    scale_dev[0] and quantizes. The scale then feeds ConvArgs::x_scale of the next FP8 conv.
+// The bytes never hold 0x80 (-0) or a NaN code, so every target's conv reads them as they are
+// (gfx942 included: arch/fp8_fnuz.hpp). A NaN or Inf anywhere in x has no FP8 form: the scale is
+// then NaN (and every byte 0x00), so every output of a conv that reads it is NaN.
 #pragma once
 #include <cstdint>
 

@@ -76,25 +76,16 @@ struct Cdna {
     (void)s; (void)i; (void)view; (void)offset; (void)valid;
 #endif
   }
-  // LDS receives every operand byte exactly once per block: the place to make e4m3fn bytes safe
-  // for gfx942's FNUZ instructions (fp8_fnuz.hpp). bf16 and gfx950 store as loaded.
-  template <int kElemBytes>
-  VAECONV_DEVICE static i32x4 lds_bytes(i32x4 v) {
-#if defined(__gfx942__)
-    if constexpr (kElemBytes == 1) {
-      VAECONV_UNROLL
-      for (int i = 0; i < 4; ++i) v[i] = int(e4m3fn_bytes_for_fnuz(uint32_t(v[i])));
-    }
-#endif
-    return v;
-  }
+  // Operand bytes are stored to LDS as loaded, on every target and for both element widths: FP8
+  // bytes fed to gfx942's FNUZ instructions hold no 0x80 / 0x7F / 0xFF (arch/fp8_fnuz.hpp says
+  // who guarantees it), so the main loop rewrites nothing.
   template <int kElemBytes, int N>
   VAECONV_DEVICE static void flush(Slot<N>& s, int i, void* lds_dst) {
-    *static_cast<i32x4*>(lds_dst) = lds_bytes<kElemBytes>(s.v[i]);
+    *static_cast<i32x4*>(lds_dst) = s.v[i];
   }
   template <int kElemBytes>
   VAECONV_DEVICE static void store_lds(void* lds_dst, uint4 v) {
-    *static_cast<i32x4*>(lds_dst) = lds_bytes<kElemBytes>(i32x4{int(v.x), int(v.y), int(v.z), int(v.w)});
+    *static_cast<i32x4*>(lds_dst) = i32x4{int(v.x), int(v.y), int(v.z), int(v.w)};
   }
   VAECONV_DEVICE static void commit() {}
   template <int Pending>
@@ -174,7 +165,7 @@ struct Cdna {
   // 32x32x64 e4m3: two adjacent 16-byte chunks per lane (fragment_layouts.hpp: Mfma32x32x64Fp8).
   // gfx950: one v_mfma_f32_32x32x64_f8f6f4 with literal unit scales (the compiler then emits the
   // unscaled form). gfx942: four v_mfma_f32_32x32x16_fp8_fp8 on the lane's 8-byte quarters; the
-  // bytes were made FNUZ-safe on their way into LDS and the product reads as a quarter.
+  // bytes hold no 0x80 / NaN code (arch/fp8_fnuz.hpp), so each product reads as a quarter.
   struct AtomFp8 {
     using Layout = layout::Mfma32x32x64Fp8;
     static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;

@@ -20,11 +20,12 @@
 
 namespace vaeconv::arch {
 
-// |x| of a bf16 value; NaN counts as 0 so that one NaN does not poison the scale.
+// |x| of a bf16 value; NaN counts as +Inf, so that a NaN anywhere makes the FP8 scale NaN
+// (conv/fp8_scale.hpp: FP8 bytes carry no NaN, the scale does).
 struct AbsBf16 {
   VAECONV_HD float operator()(uint16_t bits) const {
     const float v = bf16_to_float(bits);
-    return v == v ? (v < 0.f ? -v : v) : 0.f;
+    return v == v ? (v < 0.f ? -v : v) : ::vaeconv::detail::bits_as_float(0x7F800000u);
   }
 };
 struct MaxF32 {

@@ -3,10 +3,16 @@
 // vaeconv's FP8 tensors are OCP e4m3fn on every target. gfx942's MFMAs read bytes as e4m3fnuz,
 // whose bias is one larger: every finite e4m3fn byte then reads as exactly half its value (448 ->
 // 224, subnormals too), so a product of two operands reads as a quarter and the epilogue multiplies
-// by 4 (Atom::acc_scale). Three bytes do not follow that rule and are rewritten when a tile is
-// written to LDS (once per element per block, not per fragment read):
-//   0x80  e4m3fn -0, FNUZ NaN        -> 0x00 (+0: same product)
-//   0x7F, 0xFF  e4m3fn NaN, FNUZ +-240  -> 0x80 (FNUZ NaN: NaN stays NaN)
+// by 4 (Atom::acc_scale). Three bytes do not follow that rule:
+//   0x80  e4m3fn -0, FNUZ NaN
+//   0x7F, 0xFF  e4m3fn NaN, FNUZ +-240
+// The kernels read operand bytes as they are (no rewrite in the main loop: it cost more VALU
+// issue per K tile than the MFMAs it fed). So the bytes a gfx942 conv reads must hold none of the
+// three, which is what the library's own FP8 producers guarantee (conv/fp8_scale.hpp:
+// quantize_e4m3fn never emits them: the quantizer, the weight packer and the FP8-output epilogue),
+// and what sanitize_fp8_for_target (api/fp8_sanitize.hpp) makes of an FP8 tensor from outside,
+// once per tensor, with e4m3fn_bytes_for_fnuz below:
+//   0x80 -> 0x00 (+0: same product),  0x7F, 0xFF -> 0x80 (FNUZ NaN: NaN stays NaN).
 // tests/host/test_fp8_atoms.cpp runs the same bytes through the emulated gfx950 (e4m3fn) and
 // gfx942 (FNUZ) instructions and requires identical results.
 #pragma once
@@ -16,6 +22,13 @@
 
 namespace vaeconv::arch {
 
+// True for the e4m3fn codes that read as exactly half their value in FNUZ: all but 0x80 (-0) and
+// the NaNs 0x7F / 0xFF. The codes a gfx942 conv may be fed without sanitizing.
+VAECONV_HD constexpr bool e4m3fn_reads_as_half_fnuz(uint32_t b) {
+  return b != 0x80u && (b & 0x7Fu) != 0x7Fu;
+}
+
+// The sanitizing rewrite of four e4m3fn bytes for gfx942 (api/fp8_sanitize.hpp).
 VAECONV_HD constexpr uint32_t e4m3fn_bytes_for_fnuz(uint32_t w) {
   uint32_t out = 0;
   for (int i = 0; i < 4; ++i) {

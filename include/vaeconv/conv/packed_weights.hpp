@@ -183,8 +183,16 @@ inline Status pack_weights_fp8_as(const ConvDesc& d, const float* w, bool phases
   for (int64_t r = 0; r < info.rows(); ++r) {
     source_row(d, info, w, r, row.data());
     float amax = 0.f;
-    for (float v : row)
-      if (std::fabs(v) > amax) amax = std::fabs(v);  // NaN compares false
+    for (int64_t k = 0; k < info.k; ++k) {
+      const float v = row[size_t(k)];
+      if (!std::isfinite(v))
+        return Status(StatusCode::kInvalidArgument,
+                      "pack_weights_fp8: packed row " + std::to_string(r) + " (output channel " +
+                          std::to_string(r % info.cout) + "), column " + std::to_string(k) +
+                          " is " + (v != v ? "NaN" : "infinite") +
+                          ": FP8 weights have no code for it");
+      if (std::fabs(v) > amax) amax = std::fabs(v);
+    }
     const float scale = fp8_scale_for_amax(amax);
     out->scales[size_t(r)] = scale;
     for (int64_t k = 0; k < info.k; ++k)
@@ -196,8 +204,9 @@ inline Status pack_weights_fp8_as(const ConvDesc& d, const float* w, bool phases
 
 // Quantizes PyTorch-layout float weights to e4m3fn with one scale per packed row (per output
 // channel, and per phase for an upsample conv packed in phases): scale = amax / 448 over the
-// row (1 for an all-zero row), byte = e4m3fn(w / scale), saturating; NaN stays NaN (and does not
-// count towards amax). An upsample conv is packed in phases: each combined weight (the fp32 sum
+// row (1 for an all-zero row), byte = e4m3fn(w / scale), saturating, -0 stored as +0 (so the bytes
+// hold no 0x80 and no NaN code: conv/fp8_scale.hpp). A NaN or infinite weight (or phase sum) is
+// refused with kInvalidArgument naming its row and column. An upsample conv is packed in phases: each combined weight (the fp32 sum
 // of the 3 x 3 taps it stands for) is quantized, against its phase's own scale.
 inline Status pack_weights_fp8(const ConvDesc& d, const float* w, PackedWeightsHost* out) {
   return detail::pack_weights_fp8_as(d, w, upsample_in_phases(d), out);
