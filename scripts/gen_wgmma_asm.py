@@ -3,12 +3,16 @@
 
 An inline-asm statement needs its operand list written out literally: one "+f" accumulator per
 register (N/2 of them for wgmma m64nN with fp32 D), then the two descriptors and the scale-d
-flag. This script writes those lists for the instantiated widths, so that they are generated
-rather than typed; its output is the text between the BEGIN/END markers in nvidia_wgmma.hpp.
-  scripts/gen_wgmma_asm.py [N ...]        print the macros (default: 64 96 128 192)
+flag. This script writes those lists for the widths a shipped tile uses (every wgmma warp tile
+is 96 columns wide, kernel/tile_table.hpp), so that they are generated rather than typed; its
+output is the text between the BEGIN/END markers in nvidia_wgmma.hpp. A tile of another width
+(a sweep candidate) needs its width added to WIDTHS and the header regenerated.
+  scripts/gen_wgmma_asm.py [N ...]        print the macros (default: WIDTHS)
   scripts/gen_wgmma_asm.py --check FILE   exit 1 unless FILE's marked text is the default output
 """
 import sys
+
+WIDTHS = [96]  # the wgmma widths of the shipped tiles
 
 
 def macro(n: int) -> str:
@@ -43,9 +47,9 @@ if __name__ == "__main__":
         if BEGIN not in text or END not in text:
             sys.exit(f"{sys.argv[2]}: generated-code markers not found")
         marked = text.split(BEGIN, 1)[1].split(END, 1)[0]
-        if marked != generate([64, 96, 128, 192]):
+        if marked != generate(WIDTHS):
             sys.exit(f"{sys.argv[2]}: the wgmma macros differ from this generator's output")
         print("wgmma macros match the generator")
     else:
-        widths = [int(a) for a in sys.argv[1:]] or [64, 96, 128, 192]
+        widths = [int(a) for a in sys.argv[1:]] or WIDTHS
         print(generate(widths), end="")

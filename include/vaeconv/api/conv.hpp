@@ -82,21 +82,20 @@ inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stre
                                             Kernel::kOverlapEpilogue);
 }
 
-// The tap-reduce kernel: one block per output patch of a frame, or a persistent grid
-// (kernel::kTapReducePersistent, tap_reduce_kernel.hpp).
+// The tap-reduce kernel: one block per output patch of a frame.
 template <class Policy>
 inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   using Patch = kernel::TapReduceHalo<Policy::BM>;
-  constexpr bool kPersistent = kernel::kTapReducePersistent;
-  using Kernel = kernel::TapReduceKernel<Policy, Patch, kPersistent>;
+  using Kernel = kernel::TapReduceKernel<Policy, Patch>;
   static_assert(Kernel::kMaxCout >= kernel::kTapReduceMaxCout,
                 "the tile holds the nine taps of every Cout that use_tap_reduce() sends to it");
   kernel::ConvParams p;
   const int64_t tiles = tap_reduce_grid<Policy>(d, a, &p);
-  VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, Policy::kThreads, kPersistent, " tap-reduce patches"));
+  VAECONV_RETURN_IF_ERROR(
+      check_tile_grid(tiles, Policy::kThreads, /*persistent=*/false, " tap-reduce patches"));
   p.tiles = int(tiles);
-  return launch<Policy, Kernel::kSmemBytes>(&kernel::tap_reduce_kernel<Policy, Patch, kPersistent>,
-                                            dim3(unsigned(tiles), 1, 1), p, stream, kPersistent);
+  return launch<Policy, Kernel::kSmemBytes>(&kernel::tap_reduce_kernel<Policy, Patch>,
+                                            dim3(unsigned(tiles), 1, 1), p, stream);
 }
 
 // The halo kernels (halo_conv_kernel.hpp, tap_row_conv_kernel.hpp): one block per (output patch,

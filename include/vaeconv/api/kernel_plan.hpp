@@ -111,8 +111,7 @@ inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w)
   } else {
     c.tile = kernel::choose_tile(d.cout);
     c.vector = d.cin % (16 / int64_t(size_of(d.in_dtype))) == 0;
-    c.upsample_phases = kUpsamplePhasesBuilt && d.kind == ConvKind::kUpsample &&
-                        w.phases == kUpsamplePhases;
+    c.upsample_phases = d.kind == ConvKind::kUpsample && w.phases == kUpsamplePhases;
   }
   return c;
 }
@@ -129,15 +128,16 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
     case ConvKind::kDownsample:
       return v.template tile<Policy, kernel::DownsampleGeometry, kVector>(-1);
     case ConvKind::kUpsample:
-      if constexpr (kUpsamplePhasesBuilt) {
-        if (c.upsample_phases) {  // upsample_phases.hpp: four 2 x 2 convs
-          for (int phase = 0; phase < kUpsamplePhases; ++phase)
-            VAECONV_RETURN_IF_ERROR(
-                (v.template tile<Policy, kernel::UpsamplePhaseGeometry, kVector>(phase)));
-          return Status::Ok();
-        }
-      }
-      return v.template tile<Policy, kernel::UpsampleGeometry, kVector>(-1);
+      // Only the four 2 x 2 phase convs are built (upsample_phases.hpp); validate_for_kernels
+      // refuses weights packed in the direct form.
+      if (!c.upsample_phases)
+        return Status(StatusCode::kInvalidArgument,
+                      "upsample weights packed in the direct form: the kernels run the upsample "
+                      "conv in phases (pack_weights packs it so)");
+      for (int phase = 0; phase < kUpsamplePhases; ++phase)
+        VAECONV_RETURN_IF_ERROR(
+            (v.template tile<Policy, kernel::UpsamplePhaseGeometry, kVector>(phase)));
+      return Status::Ok();
   }
   return Status(StatusCode::kUnsupported, "unknown conv kind");
 }
@@ -202,7 +202,7 @@ struct Planner {
     using Patch = kernel::TapReduceHalo<Policy::BM>;
     kernel::ConvParams p;
     const int64_t tiles = tap_reduce_grid<Policy>(d, a, &p);
-    shape<Policy, kernel::TapReduceKernel<Policy, Patch, kernel::kTapReducePersistent>>(
+    shape<Policy, kernel::TapReduceKernel<Policy, Patch>>(
         tiles, (p.taps_t * p.cin + Policy::BK - 1) / Policy::BK);  // tap_reduce_kernel.hpp
     plan->patch_rows = Patch::kOutRows;
     plan->patch_cols = Patch::kOutCols;

@@ -20,20 +20,16 @@
 //
 // Measured (H200, docs/performance.md: session 11's run): the three bf16 upsample layers 0.47, 0.50
 // and 0.59 x cuDNN's conv alone (session 9: 0.44, 0.54, 0.69; 1.06-1.11 x in the direct form,
-// session 7). The sweep flag "dup" (VAECONV_SWEEP_DIRECT_UPSAMPLE) builds the direct form
-// instead, for comparison.
+// session 7). Only the phase form is built; the direct-form kernels were removed
+// (docs/perf-notes.md).
 #pragma once
 #include "vaeconv/conv/conv_desc.hpp"
 
 namespace vaeconv {
 
-// Whether this build has the phase kernels (every build but a sweep build with flag dup), and
-// whether it runs the upsample conv `d` in four phases (and so packs its weights so).
-#if defined(VAECONV_SWEEP_DIRECT_UPSAMPLE)
-inline constexpr bool kUpsamplePhasesBuilt = false;
-#else
+// Whether this build has the phase kernels (every build does), and whether it runs the upsample
+// conv `d` in four phases (and so packs its weights so).
 inline constexpr bool kUpsamplePhasesBuilt = true;
-#endif
 inline bool upsample_in_phases(const ConvDesc& d) {
   return kUpsamplePhasesBuilt && d.kind == ConvKind::kUpsample;
 }

@@ -168,7 +168,6 @@ VAECONV_UNROLL
         if (next < k_tiles) issue(Schedule::buffer(next), slot[Schedule::slot(next)]);
         else Arch::commit();
       };
-#if !defined(VAECONV_EXPERIMENT_NO_MMA)  // bench/sweep.sh flag nomma (timing experiments)
       if constexpr (Schedule::kBatchFirst) {  // the schedule's order (pipeline_schedule.hpp)
         compute(part, s, kt, 0);
         refill();
@@ -177,9 +176,6 @@ VAECONV_UNROLL
         if constexpr (kPromote) compute(part, s, kt, 0);
         else compute(acc, s, kt, 1);
       }
-#else
-      refill();
-#endif
     }
     Arch::template wait<0>();
     if constexpr (Policy::kAtomReadsLds) {

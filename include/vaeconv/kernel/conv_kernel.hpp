@@ -69,11 +69,6 @@ struct ConvKernel {
 
     // Issues the copy of K tile `kt` (the gathers' current position) into LDS buffer `s`.
     auto issue = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
-#if defined(VAECONV_EXPERIMENT_NO_COPY)  // bench/sweep.sh flag nocopy (timing experiments)
-      (void)s; (void)sl;
-      Arch::commit();
-      return;
-#endif
       if constexpr (kVectorGather) {
         Gemm::copy_a(sl, smem, s, row0, chunk, ga, view_a);
       } else {
@@ -140,11 +135,7 @@ VAECONV_UNROLL
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void epilogue(
       const ConvParams& p, const BlockCoord& b, FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
       int wm0, int wn0, int lane, char* staging) {
-#if !defined(VAECONV_EXPERIMENT_NO_EPILOGUE)  // bench/sweep.sh flag noepi (timing experiments)
     Epilogue<Policy>::run(p, b, LinearRows{b.m0, p.frame_pixels}, acc, wm0, wn0, lane, staging);
-#else
-    (void)p; (void)b; (void)acc; (void)wm0; (void)wn0; (void)lane; (void)staging;
-#endif
   }
 };
 

@@ -164,10 +164,8 @@ VAECONV_UNROLL
     FragC acc[Policy::kAtomsM][Policy::kAtomsN];
     Gemm::mainloop(acc, k_tiles, slot, issue, flush, compute);
 
-#if !defined(VAECONV_EXPERIMENT_NO_EPILOGUE)  // bench/sweep.sh flag noepi (timing experiments)
     Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{hc.oh0, hc.ow0, p.ho, p.wo}, acc, wm0, wn0,
                           lane, smem);
-#endif
   }
 
  private:

@@ -12,11 +12,8 @@
 // i / m_blocks. Each input pixel crosses L2 (halo pixels / patch pixels) times instead of 9: 1.31
 // with NVIDIA's 16 x 16 halo, 1.52 with AMD's 8 x 16 (tile_table.hpp).
 //
-// kPersistent (tile_table.hpp: kTapReducePersistent): block b computes tiles b, b + gridDim.x, ...
-// on a grid of the resident blocks, and issues the next patch's first kAhead K tiles (buffers
-// 0 .. kAhead-1) before it reduces the current one in the LDS above them, so its loads stay in
-// flight while it reduces and stores; the layer is latency-bound without it (docs/perf-notes.md).
-// Otherwise one tile per block and the partials reuse the pipeline's LDS.
+// One patch per block; the partials reuse the pipeline's LDS. (A persistent form that overlapped
+// the next patch's copies with this one's reduce was measured and removed: docs/perf-notes.md.)
 #pragma once
 #include <cstdint>
 
@@ -30,7 +27,7 @@
 
 namespace vaeconv::kernel {
 
-template <class Policy, class Patch, bool kPersistent>
+template <class Policy, class Patch>
 struct TapReduceKernel {
   using Gemm = BlockGemm<Policy>;
   using Arch = typename Policy::ArchT;
@@ -45,11 +42,8 @@ struct TapReduceKernel {
   // odd stride (BN + 4 = 36 made the reads 5-way).
   static constexpr int kRowFloats = Policy::BN + 5;
   static constexpr int kStageBytes = Policy::BM * kRowFloats * 4;
-  // The partials' LDS: above the next patch's buffers when persistent (see the header).
-  static constexpr int kPartialsOffset = kPersistent ? Policy::kAheadBytes : 0;
-  static constexpr int kSmemBytes = Policy::kPipelineBytes > kPartialsOffset + kStageBytes
-                                        ? Policy::kPipelineBytes
-                                        : kPartialsOffset + kStageBytes;
+  static constexpr int kSmemBytes =
+      Policy::kPipelineBytes > kStageBytes ? Policy::kPipelineBytes : kStageBytes;
 
   VAECONV_DEVICE static PatchCoord tile_patch(const ConvParams& p, int tile) {
     return patch_coord<Patch>(p, tile % p.m_blocks, tile / p.m_blocks);
@@ -58,9 +52,9 @@ struct TapReduceKernel {
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    int tile = blockIdx.x;
+    const int tile = blockIdx.x;
     if (tile >= p.tiles) return;
-    PatchCoord pc = tile_patch(p, tile);
+    const PatchCoord pc = tile_patch(p, tile);
 
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
@@ -96,26 +90,8 @@ struct TapReduceKernel {
     typename Gemm::Slot slot[Gemm::kAhead];
     start_patch();
     Gemm::prologue(slot, k_tiles, issue);
-    if constexpr (!kPersistent) {
-      Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
-      reduce(p, pc, acc, wm0, wn0, lane, smem);
-    } else {
-      for (;;) {
-        Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
-        const PatchCoord done = pc;
-        tile += int(gridDim.x);
-        const bool more = tile < p.tiles;
-        if (more) {  // the next patch's first K tiles land in buffers 0 .. kAhead-1 meanwhile
-          pc = tile_patch(p, tile);
-          start_patch();
-          Gemm::prologue(slot, k_tiles, issue);
-        }
-        // The partials lie above those buffers. The next mainloop's first barrier comes before
-        // any copy into the LDS above them (buffers kAhead .. kStages-1, when K has more tiles).
-        reduce(p, done, acc, wm0, wn0, lane, smem + kPartialsOffset);
-        if (!more) break;
-      }
-    }
+    Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+    reduce(p, pc, acc, wm0, wn0, lane, smem);
   }
 
  private:
@@ -170,10 +146,10 @@ VAECONV_UNROLL
   }
 };
 
-template <class Policy, class Patch, bool kPersistent>
+template <class Policy, class Patch>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
     tap_reduce_kernel(ConvParams p) {
-  run_with_lds<TapReduceKernel<Policy, Patch, kPersistent>, typename Policy::ArchT>(p);
+  run_with_lds<TapReduceKernel<Policy, Patch>, typename Policy::ArchT>(p);
 }
 
 }  // namespace vaeconv::kernel

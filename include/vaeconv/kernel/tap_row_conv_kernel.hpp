@@ -110,10 +110,8 @@ VAECONV_UNROLL
     Gemm::fence_all(acc);
     __syncthreads();  // the epilogue stages in the halo's and B's LDS
 
-#if !defined(VAECONV_EXPERIMENT_NO_EPILOGUE)  // bench/sweep.sh flag noepi (timing experiments)
     Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{hc.oh0, hc.ow0, p.ho, p.wo}, acc, wm0, wn0,
                           lane, smem);
-#endif
   }
 
  private:

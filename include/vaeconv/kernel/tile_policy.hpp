@@ -33,16 +33,6 @@ struct AtomPromotesEachTile : std::false_type {};
 template <class Atom>
 struct AtomPromotesEachTile<Atom, std::enable_if_t<Atom::kPromoteEachTile>> : std::true_type {};
 
-// A promoting atom's batch ahead of the K tile's refill (pipeline_schedule.hpp, kBatchFirst):
-// the copies' address arithmetic then runs under the batch instead of between batches. The
-// session-9 sweep measured it 1 % faster on the FP8 set for both the wide and the halo tile;
-// the sweep flag "rf" (VAECONV_SWEEP_REFILL_FIRST) builds the other order.
-#if defined(VAECONV_SWEEP_REFILL_FIRST)
-inline constexpr bool kPromotedBatchFirst = false;
-#else
-inline constexpr bool kPromotedBatchFirst = true;
-#endif
-
 // MinBlocks: the blocks per SM/CU the compiler must leave registers for (__launch_bounds__'s
 // second argument). The mma.sync atom's fixed issue latency needs several warps per scheduler to
 // hide, which a 250-register thread does not leave room for (docs/perf-notes.md).
@@ -100,8 +90,9 @@ struct TilePolicy : Shape {
   // across a barrier (a promoting one waits for each), and the LDS of the K tiles copied ahead of
   // the one computed, buffers 0 .. kAhead-1 while a block starts a tile.
   static constexpr int kBatchesInFlight = kAtomReadsLds && !kPromoteEachTile ? 1 : 0;
-  using Schedule = PipelineSchedule<Shape::kStages, kBatchesInFlight,
-                                    kPromoteEachTile && kPromotedBatchFirst>;
+  // A promoting atom starts its batch before the K tile's refill (pipeline_schedule.hpp,
+  // kBatchFirst): the copies' address arithmetic then runs under the batch.
+  using Schedule = PipelineSchedule<Shape::kStages, kBatchesInFlight, kPromoteEachTile>;
   static constexpr int kAheadBytes = Schedule::kAhead * kStageBytes;
   static constexpr bool kBulkStoreEpilogue = BulkStore && Arch::kBulkStore;
 };

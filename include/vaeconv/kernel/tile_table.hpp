@@ -56,9 +56,6 @@ using WideElementwiseShapeFp8 = WideShapeFp8;
 }  // namespace cdna
 #if defined(VAECONV_BACKEND_HIP)
 using namespace cdna;
-// One patch per workgroup: a persistent one would keep the next patch's staged loads in VGPRs
-// through the reduce, and its partials above the buffers would not fit 3 workgroups per CU.
-constexpr bool kTapReducePersistent = false;
 static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
                   TapReduceShapeFp8::BM == TapReducePatchCdna::kPixels,
               "the host tests check the AMD tap-reduce halo under this name");
@@ -141,11 +138,6 @@ static_assert(TapReduceShape::BM == TapReducePatchNvidia::kPixels,
 using TapReduceShapeFp8 = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 2>;
 static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
               "the host tests check the NVIDIA tap-reduce halo under this name");
-#if defined(VAECONV_SWEEP_TR_PERSIST)  // bench/sweep.sh flags trp (1) and trnp (0)
-constexpr bool kTapReducePersistent = VAECONV_SWEEP_TR_PERSIST;
-#else
-constexpr bool kTapReducePersistent = false;
-#endif
 #endif
 
 // The halo kernel (halo_conv_kernel.hpp): a patch of 32 x 8 output pixels (BM = 256, two
@@ -219,24 +211,10 @@ using TapRowShape = TileShape<256, 96, 64, 2, 1, 3, 2>;
 using TapRowFp8 = TapRowHalo<32, 1>;
 using TapRowShapeFp8 = TileShape<256, 96, 128, 2, 1, 3, 2>;
 
-// Which halo-policy kernels store their packed epilogue by the copy engine (sm_90 cp.async.bulk,
-// one instruction per staged output row; epilogue.hpp). Session-13 sweep (docs/perf-notes.md),
-// alternating runs in one call: the bf16 halo kernel's 96->96 at 1024^2 365-375 -> 342-348 us and
-// at 1328^2 602-616 -> 564-568 us; the tap-row kernel (Cin = 3) 109-112 -> 115-117 us and the
-// fp8 halo's 96->96 297-305 -> 320-321 us slower, so only the bf16 halo takes it. Sweep flag
-// "bulk" (VAECONV_SWEEP_BULK=1) gives it to all four halo-policy kernels, "nobulk" (=0) to none.
-#if defined(VAECONV_SWEEP_BULK)
-constexpr bool kBulkStoreHaloBf16 = VAECONV_SWEEP_BULK;
-constexpr bool kBulkStoreOthers = VAECONV_SWEEP_BULK;
-#else
+// The bf16 halo kernel stores its packed epilogue by the copy engine (sm_90 cp.async.bulk, one
+// instruction per staged output row; epilogue.hpp), where it measured faster; every other kernel
+// stores through registers (docs/perf-notes.md, the copy-engine store).
 constexpr bool kBulkStoreHaloBf16 = true;
-constexpr bool kBulkStoreOthers = false;
-#endif
-#if defined(VAECONV_SWEEP_BULK_WIDE)  // sweep flag "bulkw": the wide tiles (bf16 and fp8) too
-constexpr bool kBulkStoreWide = VAECONV_SWEEP_BULK_WIDE;
-#else
-constexpr bool kBulkStoreWide = false;
-#endif
 
 #if defined(VAECONV_GPU_COMPILER)
 using Arch = arch::Current;
@@ -251,7 +229,7 @@ template <DType kType>
 struct Tiles;
 template <>
 struct Tiles<DType::kBF16> {
-  using Wide = TilePolicy<WideShape, Arch, WideAtomBf16, kBulkStoreWide>;
+  using Wide = TilePolicy<WideShape, Arch, WideAtomBf16>;
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
@@ -259,20 +237,20 @@ struct Tiles<DType::kBF16> {
 #if defined(VAECONV_WIDE_WGMMA)
   using Halo = HaloPolicy<TilePolicy<HaloShape, Arch, WideAtomBf16, kBulkStoreHaloBf16>, HaloBf16>;
   using TapRow =
-      HaloPolicy<TilePolicy<TapRowShape, Arch, WideAtomBf16, kBulkStoreOthers>, TapRowBf16>;
+      HaloPolicy<TilePolicy<TapRowShape, Arch, WideAtomBf16>, TapRowBf16>;
 #endif
 };
 template <>
 struct Tiles<DType::kFP8E4M3> {
 #if defined(VAECONV_WIDE_WGMMA)
   using Halo = HaloPolicy<
-      TilePolicy<HaloShapeFp8, Arch, Arch::AtomWgmmaFp8<HaloShapeFp8::WTN>, kBulkStoreOthers>,
+      TilePolicy<HaloShapeFp8, Arch, Arch::AtomWgmmaFp8<HaloShapeFp8::WTN>>,
       HaloFp8>;
   using TapRow = HaloPolicy<
-      TilePolicy<TapRowShapeFp8, Arch, Arch::AtomWgmmaFp8<TapRowShapeFp8::WTN>, kBulkStoreOthers>,
+      TilePolicy<TapRowShapeFp8, Arch, Arch::AtomWgmmaFp8<TapRowShapeFp8::WTN>>,
       TapRowFp8>;
 #endif
-  using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8, kBulkStoreWide>;
+  using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8>;
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
