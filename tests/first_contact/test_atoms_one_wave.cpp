@@ -5,8 +5,9 @@
 // layouts (arch/fragment_layouts.hpp) feed an emulator written from the documentation; here they
 // feed the real instructions. Per atom: random A (kM x kK, staged [m][k]) and B (kK x kN, staged
 // as its transpose Bt[n][k], the packed-weight layout) are written to LDS in rows of 16-byte chunks
-// through the arch layer's own store_lds (which on gfx942 applies the FNUZ byte rewrite of
-// arch/fp8_fnuz.hpp, as every kernel's LDS write does); each lane loads its fragments with the
+// through the arch layer's own store_lds (bytes as loaded; e4m3fn operands, which hold -0 here,
+// first go through sanitize_fp8_for_target as the FP8 contract asks of outside bytes: on gfx942
+// -0 -> +0, arch/fp8_fnuz.hpp; elsewhere nothing); each lane loads its fragments with the
 // atom's load_a / load_b from the chunk the layout's a_lds_row / a_lds_chunk (b_...) name, C is
 // loaded from random values through c_row / c_col, mma runs once (D1 = C + A*B) and again
 // (D2 = D1 + A*B, the accumulate path), and both are written through c_row / c_col into
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "first_contact_util.hpp"
+#include "vaeconv/api/fp8_sanitize.hpp"
 #include "vaeconv/arch/arch.hpp"
 
 namespace vaeconv::test {
@@ -169,6 +171,15 @@ AtomCheck run_atom(Data data, uint32_t seed) {
   }
   a_dev.upload(o.a_bytes.data(), o.a_bytes.size());
   b_dev.upload(o.bt_bytes.data(), o.bt_bytes.size());
+  if constexpr (L::kElemBytes == 1) {
+    Status s = sanitize_fp8_for_target(a_dev.ptr(), int64_t(o.a_bytes.size()), nullptr);
+    if (s.ok()) s = sanitize_fp8_for_target(b_dev.ptr(), int64_t(o.bt_bytes.size()), nullptr);
+    if (!s.ok()) {
+      r.err = hipErrorInvalidValue;
+      r.first_bad = "sanitize_fp8_for_target: " + s.to_string();
+      return r;
+    }
+  }
   c_dev.upload(o.c.data(), nc * 4);
   const std::vector<float> poison(nc, std::nanf(""));
   d1_dev.upload(poison.data(), nc * 4);
