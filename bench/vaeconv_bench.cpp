@@ -30,6 +30,7 @@
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/vae_shapes.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
+#include "bench_conv_entry.hpp"  // the timed conv: the library's, or a sweep candidate's
 #include "vaeconv_kernels.hpp"
 
 namespace {
@@ -237,7 +238,7 @@ Result::Fp8 bench_fp8(const vaeconv::VaeShape& s, const Options& o, const std::v
   };
   if (r.error.empty()) {
     CHECK_HIP(hipMemset(y[0], 0xFF, y_bytes));
-    st = vaeconv::precompiled::conv_forward(d, args(0), stream);
+    st = vaeconv::bench::conv_forward(d, args(0), stream);
     if (!st.ok()) r.error = st.to_string();
   }
   if (r.error.empty()) {
@@ -258,7 +259,7 @@ Result::Fp8 bench_fp8(const vaeconv::VaeShape& s, const Options& o, const std::v
   }
   if (r.error.empty()) {
     r.us = time_median_us(o.iters, stream, [&](int i) {
-      (void)vaeconv::precompiled::conv_forward(d, args(size_t(i) % copies), stream);
+      (void)vaeconv::bench::conv_forward(d, args(size_t(i) % copies), stream);
     });
     r.tflops = d.flops() / (r.us * 1e-6) / 1e12;
   }
@@ -350,7 +351,7 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
   std::vector<uint16_t> y(static_cast<size_t>(d.out_elements()));
   if (o.bf16) {
     CHECK_HIP(hipMemset(ys[0], 0xFF, y_bytes));
-    st = vaeconv::precompiled::conv_forward(d, args(0), stream);
+    st = vaeconv::bench::conv_forward(d, args(0), stream);
     if (!st.ok()) r.error = st.to_string();
   }
   if (o.bf16 && r.error.empty()) {
@@ -371,7 +372,7 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
   // Timing.
   if (o.bf16 && r.error.empty()) {
     r.median_us = time_median_us(iters, stream, [&](int i) {
-      (void)vaeconv::precompiled::conv_forward(d, args(i % copies), stream);
+      (void)vaeconv::bench::conv_forward(d, args(i % copies), stream);
     });
     r.tflops = d.flops() / (r.median_us * 1e-6) / 1e12;
   }

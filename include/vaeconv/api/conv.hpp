@@ -137,13 +137,21 @@ struct Launcher {
 
 }  // namespace detail
 
-inline Status conv_forward(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+// conv_forward with the policies of a table set (kernel::ShippedTiles; a tuning sweep's bench
+// translation unit passes its own: bench/sweep_candidate.cpp).
+template <class Tables>
+inline Status conv_forward_with(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   // The arguments first (host checks: a wrong call is named as such on any machine), then the
   // device: one these kernels are built for.
   VAECONV_RETURN_IF_ERROR(validate_for_kernels(d, a));
   VAECONV_RETURN_IF_ERROR(check_device_arch(d.in_dtype));
   detail::Launcher launcher{d, a, stream};
-  return detail::visit_kernel(d, detail::choose_kernel(d, a.weights.info), launcher);
+  return detail::visit_kernel<Tables>(d, detail::choose_kernel<Tables>(d, a.weights.info),
+                                      launcher);
+}
+
+inline Status conv_forward(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  return conv_forward_with<kernel::ShippedTiles>(d, a, stream);
 }
 
 }  // namespace vaeconv

@@ -99,12 +99,17 @@ inline int64_t patch_grid(const ConvDesc& d, const ConvArgs& a, kernel::ConvPara
 // The dispatch rule, in one place: conv_forward launches and which_kernel reports its answer.
 // The 16-byte gather (vector) when Cin fills whole 16-byte chunks (a chunk never straddles a
 // tap); the upsample conv in phases when its weights are packed so (upsample_phases.hpp).
+// Tables: the table set whose policies run (kernel::ShippedTiles, or a sweep's).
+template <class Tables = kernel::ShippedTiles>
 inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w) {
   KernelChoice c;
   using F = KernelChoice::Family;
+  const int halo_max_cin = d.in_dtype == DType::kFP8E4M3
+                               ? Tables::template For<DType::kFP8E4M3>::kHaloMaxCin
+                               : Tables::template For<DType::kBF16>::kHaloMaxCin;
   if (kernel::use_tap_reduce(d)) {
     c.family = F::kTapReduce;
-  } else if (kernel::kHaloKernel && kernel::use_halo_kernel(d)) {
+  } else if (kernel::kHaloKernel && kernel::use_halo_kernel(d, halo_max_cin)) {
     c.family = F::kHalo;
   } else if (kernel::kHaloKernel && kernel::use_tap_row_kernel(d)) {
     c.family = F::kTapRow;
@@ -148,9 +153,9 @@ inline Status visit_either(const ConvDesc& d, const KernelChoice& c, V& v) {
   return visit_geometry<ElementPolicy, false>(d, c, v);
 }
 
-template <DType kType, class V>
+template <class Tables, DType kType, class V>
 inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
-  using T = kernel::Tiles<kType>;
+  using T = typename Tables::template For<kType>;
   using F = KernelChoice::Family;
   switch (c.family) {
     case F::kTapReduce: return v.template tap_reduce<typename T::TapReduce>();
@@ -172,10 +177,10 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
   return Status(StatusCode::kUnsupported, "no kernel of this build for the chosen family");
 }
 
-template <class V>
+template <class Tables = kernel::ShippedTiles, class V>
 inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
-  if (d.in_dtype == DType::kFP8E4M3) return visit_kernel<DType::kFP8E4M3>(d, c, v);
-  return visit_kernel<DType::kBF16>(d, c, v);
+  if (d.in_dtype == DType::kFP8E4M3) return visit_kernel<Tables, DType::kFP8E4M3>(d, c, v);
+  return visit_kernel<Tables, DType::kBF16>(d, c, v);
 }
 
 // which_kernel's visitor: fills the plan from the instance's compile-time shape and the same

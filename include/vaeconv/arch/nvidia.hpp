@@ -86,16 +86,9 @@ struct Nvidia {
                                   bool valid) {
 #if defined(__CUDA_ARCH__)
     const char* src = v.base + (valid ? offset : 0u);
-    // .cg caches in L2 only. The sweep variant VAECONV_SWEEP_CA (.ca, L1 as well) measured 5-10 %
-    // slower (docs/perf-notes.md).
-#if defined(VAECONV_SWEEP_CA)
-#define VAECONV_CP_ASYNC "cp.async.ca"
-#else
-#define VAECONV_CP_ASYNC "cp.async.cg"
-#endif
-    asm volatile(VAECONV_CP_ASYNC ".shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(lds_dst)),
+    // .cg caches in L2 only; .ca (L1 as well) measured slower (docs/perf-notes.md).
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(lds_dst)),
                  "l"(src), "r"(valid ? 16 : 0));
-#undef VAECONV_CP_ASYNC
 #else
     (void)lds_dst; (void)v; (void)offset; (void)valid;
 #endif

@@ -60,30 +60,13 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
                   TapReduceShapeFp8::BM == TapReducePatchCdna::kPixels,
               "the host tests check the AMD tap-reduce halo under this name");
 #else
-// VAECONV_SWEEP_{BM,BN,BK,WM,WN,ST,MB} override the wide bf16 tile (with VAECONV_SWEEP_FP8 the wide
-// fp8 tile, with VAECONV_SWEEP_TR the bf16 tap-reduce tile, with VAECONV_SWEEP_EL the bf16 wide
-// element-wise tile, with VAECONV_SWEEP_HALO the halo kernel's tile, whose patch is then BM / 8 rows
-// of 8 pixels and which then takes every Cin up to 96, with VAECONV_SWEEP_HALO_FP8 the fp8 halo
-// kernel's tile, likewise, with VAECONV_SWEEP_TAPROW the bf16 tap-row kernel's tile, likewise)
-// for a tuning sweep (bench/sweep.sh); shipped builds never set them.
-#if defined(VAECONV_SWEEP_BM)
-#if !defined(VAECONV_SWEEP_MB)
-#define VAECONV_SWEEP_MB 1
-#endif
-using SweepShape = TileShape<VAECONV_SWEEP_BM, VAECONV_SWEEP_BN, VAECONV_SWEEP_BK, VAECONV_SWEEP_WM,
-                             VAECONV_SWEEP_WN, VAECONV_SWEEP_ST, VAECONV_SWEEP_MB>;
-#endif
 // The wide tiles' atom: on sm_90a (VAECONV_NVIDIA_WGMMA, set by CMake) the warpgroup atom, one
 // m64 x 96 wgmma per warpgroup and K step, so "warps" in these shapes are warpgroups; elsewhere
-// (or with the sweep flag VAECONV_SWEEP_MMA) two m16n8 mma.sync per m16n16 atom.
-#if defined(VAECONV_NVIDIA_WGMMA) && !defined(VAECONV_SWEEP_MMA)
+// two m16n8 mma.sync per m16n16 atom.
+#if defined(VAECONV_NVIDIA_WGMMA)
 #define VAECONV_WIDE_WGMMA 1
 #endif
-#if defined(VAECONV_SWEEP_BM) && !defined(VAECONV_SWEEP_FP8) && !defined(VAECONV_SWEEP_TR) && \
-    !defined(VAECONV_SWEEP_EL) && !defined(VAECONV_SWEEP_EL8) && !defined(VAECONV_SWEEP_HALO) && \
-    !defined(VAECONV_SWEEP_HALO_FP8) && !defined(VAECONV_SWEEP_TAPROW)
-using WideShape = SweepShape;
-#elif defined(VAECONV_WIDE_WGMMA)
+#if defined(VAECONV_WIDE_WGMMA)
 // Session-4 sweep (docs/perf-notes.md): two warpgroups of 64 x 96, BK = 64 (128-byte rows: half
 // the barriers per FLOP of BK = 32), 4 stages (two tiles ahead of the one in flight), 2 blocks/SM.
 using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
@@ -96,16 +79,10 @@ using WideShape = TileShape<128, 96, 32, 2, 2, 4, 3>;
 // sweep measured 64x96 (4 blocks/SM), 128x96 with 2 stages and the wide tile itself equal within
 // noise (250-258 us, docs/perf-notes.md); 64x96 is shipped because it does not spill (127
 // registers, against 40 bytes of spill for the wide tile's element-wise kernel).
-#if defined(VAECONV_SWEEP_EL)
-using WideElementwiseShape = SweepShape;
-#else
 using WideElementwiseShape = TileShape<64, 96, 32, 2, 2, 2, 4>;
-#endif
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 3>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
-#if defined(VAECONV_SWEEP_BM) && defined(VAECONV_SWEEP_FP8)
-using WideShapeFp8 = SweepShape;
-#elif defined(VAECONV_WIDE_WGMMA)
+#if defined(VAECONV_WIDE_WGMMA)
 // One warpgroup per block: the promoted fp8 partial sums double the accumulators (96 floats).
 // Session-9 sweep (docs/perf-notes.md): BK = 128 (128-byte rows, as the bf16 BK = 64) halves the
 // barriers and promotions per FLOP; 3 stages keep 3 blocks/SM (166 registers). The FP8 set
@@ -115,26 +92,17 @@ using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
 using WideShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;  // the fastest FP8 tile that does not spill
 #endif
 // The FP8 element-wise gather keeps the mma.sync tile: under the wgmma tile's register cap
-// (2 blocks of 256 threads) its 16-element chunks spill about 100 bytes. VAECONV_SWEEP_EL8
-// (bench/sweep.sh flag "el8") sweeps it.
-#if defined(VAECONV_SWEEP_EL8)
-using WideElementwiseShapeFp8 = SweepShape;
-#else
+// (2 blocks of 256 threads) its 16-element chunks spill about 100 bytes.
 using WideElementwiseShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;
-#endif
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 3>;
 using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 // Tap-reduce: memory-bound, so as many resident blocks as fit without spilling (ptxas: bf16 161
 // registers at 3 blocks/SM; e4m3 mma.sync needs operand conversions, so fp8 takes BK = 32 and
 // 2 blocks/SM at 196 registers), and 4 stages: the whole K of the T = 1 layer (Cin = 96) is in
 // flight at once (session-3 sweep: 85 µs against 94 with 3 stages, docs/perf-notes.md).
-#if defined(VAECONV_SWEEP_TR)
-using TapReduceShape = SweepShape;
-#else
 using TapReduceShape = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 3>;
 static_assert(TapReduceShape::BM == TapReducePatchNvidia::kPixels,
               "the host tests check the NVIDIA tap-reduce halo under this name");
-#endif
 using TapReduceShapeFp8 = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 2>;
 static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
               "the host tests check the NVIDIA tap-reduce halo under this name");
@@ -148,28 +116,11 @@ static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
 // The session-7 sweep (docs/perf-notes.md) found the 256-row patch at 3 stages faster than the
 // implicit GEMM at every T = 1 layer it holds: 96->96 at 1024^2 479 -> 464 us, 96->192 259 ->
 // 244 us (each weight tile read from L2 once per 256 pixels instead of 128), so it takes Cin <= 96.
-#if defined(VAECONV_SWEEP_HALO)
-#if !defined(VAECONV_SWEEP_HALO_CIN)
-#define VAECONV_SWEEP_HALO_CIN 96
-#endif
-// The sweep's BM: patches of BM / 8 rows, holding up to VAECONV_SWEEP_HALO_CIN channels.
-using HaloBf16 = HaloTile<VAECONV_SWEEP_BM / 8, 8, VAECONV_SWEEP_HALO_CIN, 2>;
-#else
 using HaloBf16 = HaloTile<32, 8, 96, 2>;  // 256 output pixels
-#endif
-#if defined(VAECONV_SWEEP_HALO)
-constexpr int kHaloDispatchMaxCin = HaloBf16::kMaxCin;  // a halo sweep times every Cin it holds
-#else
-constexpr int kHaloDispatchMaxCin = 96;
-#endif
 // Built for both operand types where the wide tile is the wgmma atom (NVIDIA sm_90a).
 #if defined(VAECONV_WIDE_WGMMA)
 constexpr bool kHaloKernel = true;
-#if defined(VAECONV_SWEEP_HALO)
-using HaloShape = SweepShape;
-#else
 using HaloShape = TileShape<256, 96, 64, 2, 1, 3, 2>;
-#endif
 #else
 constexpr bool kHaloKernel = false;
 #endif
@@ -181,33 +132,17 @@ constexpr bool kHaloKernel = false;
 // half the bytes, so a 128-pixel patch re-reads as many weight bytes per pixel as the bf16
 // 256-pixel one); 122 registers, no spill. Session-9 sweep (docs/perf-notes.md): 96->96 at 1024^2
 // 440 -> 368 us and 96->192 at 512^2 232 -> 192 us against the BK = 128 implicit GEMM; the 32 x 8
-// patch (four warpgroups, 1 block/SM) was slower (413 and 214 us). A sweep build (bench/sweep.sh
-// flag "hf8") takes the candidate's BM as the patch, BM / 8 rows of 8 pixels.
-#if defined(VAECONV_SWEEP_HALO_FP8)
-using HaloFp8 = HaloTile<VAECONV_SWEEP_BM / 8, 8, 96, 1>;
-#else
+// patch (four warpgroups, 1 block/SM) was slower (413 and 214 us).
 using HaloFp8 = HaloTile<16, 8, 96, 1>;
-#endif
-#if defined(VAECONV_SWEEP_HALO_FP8)
-using HaloShapeFp8 = SweepShape;
-#else
 using HaloShapeFp8 = TileShape<128, 96, 128, 2, 1, 4, 2>;
-#endif
 
 // The tap-row kernel (tap_row_conv_kernel.hpp) of the Cin = 3 layer: the bf16 halo kernel's tile
 // (a 32 x 8 patch, two warpgroups of 128 rows, 96 output channels) over a halo of 34 x 8 tap rows
 // (8.5 KiB), built where the halo kernel is. The e4m3 form has the same patch: its three K steps
 // of 32 are one batch of 27 products per output, too short to need the promotion the wide fp8
 // tiles make every K tile, so the accumulators stay at 96 floats per thread.
-// A sweep build with flag "trw" (VAECONV_SWEEP_TAPROW) takes the candidate's shape for the bf16
-// kernel, its patch BM / 8 rows of 8 pixels.
-#if defined(VAECONV_SWEEP_TAPROW)
-using TapRowBf16 = TapRowHalo<VAECONV_SWEEP_BM / 8, 2>;
-using TapRowShape = SweepShape;
-#else
 using TapRowBf16 = TapRowHalo<32, 2>;
 using TapRowShape = TileShape<256, 96, 64, 2, 1, 3, 2>;
-#endif
 using TapRowFp8 = TapRowHalo<32, 1>;
 using TapRowShapeFp8 = TileShape<256, 96, 128, 2, 1, 3, 2>;
 
@@ -225,10 +160,15 @@ using WideAtomFp8 = Arch::AtomWgmmaFp8<WideShapeFp8::WTN>;
 using WideAtomBf16 = Arch::AtomBf16;
 using WideAtomFp8 = Arch::AtomFp8;
 #endif
+// The shipped policies of each operand type. A dispatch reads a table set (Tables::For<kType>,
+// api/kernel_plan.hpp): the library's is ShippedTiles; a sweep's bench translation unit passes its
+// own, the shipped tables with one entry replaced by a candidate (bench/sweep_candidate.cpp).
+// kHaloMaxCin: the largest Cin the halo kernel's halo holds, the dispatch's cap.
 template <DType kType>
 struct Tiles;
 template <>
 struct Tiles<DType::kBF16> {
+  static constexpr int kHaloMaxCin = HaloBf16::kMaxCin;
   using Wide = TilePolicy<WideShape, Arch, WideAtomBf16>;
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
@@ -242,6 +182,7 @@ struct Tiles<DType::kBF16> {
 };
 template <>
 struct Tiles<DType::kFP8E4M3> {
+  static constexpr int kHaloMaxCin = HaloFp8::kMaxCin;
 #if defined(VAECONV_WIDE_WGMMA)
   using Halo = HaloPolicy<
       TilePolicy<HaloShapeFp8, Arch, Arch::AtomWgmmaFp8<HaloShapeFp8::WTN>>,
@@ -256,6 +197,10 @@ struct Tiles<DType::kFP8E4M3> {
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
   using TapReduce = TilePolicy<TapReduceShapeFp8, Arch, Arch::AtomFp8>;
 };
+struct ShippedTiles {
+  template <DType kType>
+  using For = Tiles<kType>;
+};
 #endif
 
 // The dispatch rules (host code, tested on the host).
@@ -265,17 +210,15 @@ inline TileId choose_tile(int64_t cout) {
 }
 
 // The halo kernel takes the causal T = 1 convs of the wide tile whose Cin is a multiple of the
-// atom's K step (bf16 16, e4m3 32) and at most the dispatch cap of its type — bf16
-// kHaloDispatchMaxCin (<= the halo's kMaxCin), e4m3 its halo's kMaxCin (96; a bf16 halo sweep's
-// hcN does not move it) — where it is built (kHaloKernel: NVIDIA sm_90a).
-static_assert(kHaloDispatchMaxCin <= HaloBf16::kMaxCin, "the halo holds every dispatched Cin");
-constexpr int kHaloDispatchMaxCinFp8 = HaloFp8::kMaxCin;
-inline bool use_halo_kernel(const ConvDesc& d) {
+// atom's K step (bf16 16, e4m3 32) and at most max_cin (the table's kHaloMaxCin: what its halo
+// holds; 96 for both operand types as shipped), where it is built (kHaloKernel: NVIDIA sm_90a).
+inline bool use_halo_kernel(const ConvDesc& d, int64_t max_cin) {
   const int64_t k_step = 32 / int64_t(size_of(d.in_dtype));  // the wgmma K step: 32 bytes
-  const bool fp8 = d.in_dtype == DType::kFP8E4M3;
-  return kHaloKernel && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
-         d.cin % k_step == 0 && d.cin <= (fp8 ? kHaloDispatchMaxCinFp8 : kHaloDispatchMaxCin) &&
-         choose_tile(d.cout) == TileId::kWide;
+  return kHaloKernel && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cin % k_step == 0 &&
+         d.cin <= max_cin && choose_tile(d.cout) == TileId::kWide;
+}
+inline bool use_halo_kernel(const ConvDesc& d) {  // the shipped halos
+  return use_halo_kernel(d, d.in_dtype == DType::kFP8E4M3 ? HaloFp8::kMaxCin : HaloBf16::kMaxCin);
 }
 
 // The tap-row kernel takes the causal T = 1 convs with Cin = 3 (the halo's kCin) of the wide tile,

@@ -1,0 +1,104 @@
+// sweep_candidate.cpp — a tuning sweep's candidate policy, compiled into the bench alone.
+//
+// bench/sweep.sh configures a build whose cache variable VAECONV_SWEEP_CANDIDATE holds this
+// translation unit's definitions (bench/CMakeLists.txt gives them to this file and no other):
+//   VAECONV_CANDIDATE_{BM,BN,BK,WM,WN,ST,MB}  the kernel::TileShape: BM x BN x BK, warpsM x warpsN,
+//                               stages, min blocks (separate macros: nvcc splits -D values at
+//                               commas)
+//   VAECONV_CANDIDATE_ROLE      the table entry it replaces (Role below)
+//   VAECONV_CANDIDATE_MMA       1: a wide candidate on the fragment atom (mma.sync), not wgmma
+//   VAECONV_CANDIDATE_HALO_CIN  the channels a halo candidate's halo holds (default 96); the
+//                               dispatch then sends it every T = 1 causal Cin up to that
+// The library and its headers stay the shipped ones: the candidate is a type, CandidateTiles (the
+// shipped kernel::Tiles with that entry replaced), and the bench's timed conv runs the library's
+// dispatch over it (conv_forward_with, bench_conv_entry.hpp). Patches of the halo-policy kernels
+// are BM / 8 rows of 8 pixels, the tap-reduce halo BM / 16 rows of 16.
+#include <type_traits>
+
+#include "bench_conv_entry.hpp"
+#include "vaeconv/api/conv.hpp"
+
+#if !defined(VAECONV_CANDIDATE_BM) || !defined(VAECONV_CANDIDATE_ROLE)
+#error "a sweep candidate needs VAECONV_CANDIDATE_{BM,BN,BK,WM,WN,ST,MB} and _ROLE (bench/sweep.sh)"
+#endif
+#if !defined(VAECONV_CANDIDATE_MMA)
+#define VAECONV_CANDIDATE_MMA 0
+#endif
+#if !defined(VAECONV_CANDIDATE_HALO_CIN)
+#define VAECONV_CANDIDATE_HALO_CIN 96
+#endif
+
+namespace vaeconv::bench {
+namespace {
+
+using namespace vaeconv::kernel;
+template <bool kUse, class Candidate, class Shipped>
+using Pick = std::conditional_t<kUse, Candidate, Shipped>;
+
+enum class Role : int {  // bench/sweep.sh's flags: (none), fp8, tr, el, el8, halo, hf8, trw
+  kWideBf16 = 0, kWideFp8 = 1, kTapReduceBf16 = 2, kElementwiseBf16 = 3, kElementwiseFp8 = 4,
+  kHaloBf16 = 5, kHaloFp8 = 6, kTapRowBf16 = 7,
+};
+constexpr Role kRole = Role(VAECONV_CANDIDATE_ROLE);
+using Shape = TileShape<VAECONV_CANDIDATE_BM, VAECONV_CANDIDATE_BN, VAECONV_CANDIDATE_BK,
+                        VAECONV_CANDIDATE_WM, VAECONV_CANDIDATE_WN, VAECONV_CANDIDATE_ST,
+                        VAECONV_CANDIDATE_MB>;
+constexpr int kHaloCin = VAECONV_CANDIDATE_HALO_CIN;
+
+#if defined(VAECONV_NVIDIA_WGMMA)
+constexpr bool kWgmma = !VAECONV_CANDIDATE_MMA;
+using WgmmaBf16 = Arch::AtomWgmmaBf16<Shape::WTN>;
+using WgmmaFp8 = Arch::AtomWgmmaFp8<Shape::WTN>;
+#else
+constexpr bool kWgmma = false;
+using WgmmaBf16 = Arch::AtomBf16;
+using WgmmaFp8 = Arch::AtomFp8;
+#endif
+using WideBf16 = TilePolicy<Shape, Arch, Pick<kWgmma, WgmmaBf16, Arch::AtomBf16>>;
+using WideFp8 = TilePolicy<Shape, Arch, Pick<kWgmma, WgmmaFp8, Arch::AtomFp8>>;
+
+template <DType kType>
+struct CandidateTable;
+template <>
+struct CandidateTable<DType::kBF16> : Tiles<DType::kBF16> {
+  using Shipped = Tiles<DType::kBF16>;
+  using Wide = Pick<kRole == Role::kWideBf16, WideBf16, Shipped::Wide>;
+  using WideElementwise = Pick<kRole == Role::kElementwiseBf16,
+                               TilePolicy<Shape, Arch, Arch::AtomBf16>, Shipped::WideElementwise>;
+  using TapReduce = Pick<kRole == Role::kTapReduceBf16, TilePolicy<Shape, Arch, Arch::AtomBf16>,
+                         Shipped::TapReduce>;
+#if defined(VAECONV_NVIDIA_WGMMA)
+  using Halo = Pick<kRole == Role::kHaloBf16,
+                    HaloPolicy<TilePolicy<Shape, Arch, WgmmaBf16, kBulkStoreHaloBf16>,
+                               HaloTile<Shape::BM / 8, 8, kHaloCin, 2>>,
+                    Shipped::Halo>;
+  static constexpr int kHaloMaxCin = kRole == Role::kHaloBf16 ? kHaloCin : Shipped::kHaloMaxCin;
+  using TapRow = Pick<kRole == Role::kTapRowBf16,
+                      HaloPolicy<TilePolicy<Shape, Arch, WgmmaBf16>, TapRowHalo<Shape::BM / 8, 2>>,
+                      Shipped::TapRow>;
+#endif
+};
+template <>
+struct CandidateTable<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
+  using Shipped = Tiles<DType::kFP8E4M3>;
+  using Wide = Pick<kRole == Role::kWideFp8, WideFp8, Shipped::Wide>;
+  using WideElementwise = Pick<kRole == Role::kElementwiseFp8,
+                               TilePolicy<Shape, Arch, Arch::AtomFp8>, Shipped::WideElementwise>;
+#if defined(VAECONV_NVIDIA_WGMMA)
+  using Halo = Pick<kRole == Role::kHaloFp8,
+                    HaloPolicy<TilePolicy<Shape, Arch, WgmmaFp8>, HaloTile<Shape::BM / 8, 8, 96, 1>>,
+                    Shipped::Halo>;
+#endif
+};
+struct CandidateTiles {
+  template <DType kType>
+  using For = CandidateTable<kType>;
+};
+
+}  // namespace
+
+Status candidate_conv_forward(const ConvDesc& desc, const ConvArgs& args, void* stream) {
+  return conv_forward_with<CandidateTiles>(desc, args, static_cast<hipStream_t>(stream));
+}
+
+}  // namespace vaeconv::bench
