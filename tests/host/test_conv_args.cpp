@@ -92,6 +92,23 @@ TEST(ConvArgs, WeightsPackedForAnotherConv) {
   EXPECT_NE(validate_for_kernels(g.d, g.a).message().find("time taps"), std::string::npos);
 }
 
+// The refusal names the fields that differ, each with both values, and no other.
+TEST(ConvArgs, WeightsPackedForAnotherConvNameWhatDiffers) {
+  Fixture f;  // weights packed for the fp8 conv of the same shape, used by the bf16 conv
+  ASSERT_TRUE(packed_info_for(ConvDesc::causal3x3x3(1, 1, 16, 16, 32, 64, DType::kFP8E4M3),
+                              &f.a.weights.info)
+                  .ok());
+  const std::string m = validate_for_kernels(f.d, f.a).message();
+  EXPECT_NE(m.find("dtype fp8_e4m3 where this conv needs bf16"), std::string::npos) << m;
+  EXPECT_EQ(m.find("Cout"), std::string::npos) << m;
+  EXPECT_EQ(m.find("kind"), std::string::npos) << m;
+  Fixture g;  // weights of a downsample conv (Cin 32 -> Cout 64, 3 x 3) for the causal T = 1 conv
+  ASSERT_TRUE(packed_info_for(ConvDesc::downsample(1, 1, 32, 32, 32, 64), &g.a.weights.info).ok());
+  const std::string k = validate_for_kernels(g.d, g.a).message();
+  EXPECT_NE(k.find("kind downsample where this conv needs causal3x3x3"), std::string::npos) << k;
+  EXPECT_EQ(k.find("dtype"), std::string::npos) << k;
+}
+
 TEST(ConvArgs, Overlaps) {
   Fixture f;
   f.a.y = addr(0x10000000 + 4096);  // inside x

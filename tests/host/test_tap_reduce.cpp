@@ -13,6 +13,7 @@
 
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/kernel/tap_reduce.hpp"
+#include "vaeconv/kernel/dispatch.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 #include "vaeconv/reference/conv_reference.hpp"
 

@@ -20,6 +20,7 @@
 #include "vaeconv/arch/wgmma_layout.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
 #include "vaeconv/kernel/tap_row_halo.hpp"
+#include "vaeconv/kernel/dispatch.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 
 namespace {

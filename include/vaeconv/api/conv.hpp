@@ -5,9 +5,9 @@
 //   vaeconv::ConvArgs a{x, w.view(), bias, /*residual=*/nullptr, y};
 //   vaeconv::Status s = vaeconv::conv_forward(d, a, stream);      // every call
 //
-// conv_forward validates (validate_for_kernels), picks the kernel and tile (choose_kernel: the
-// rules use_tap_reduce, use_halo_kernel, use_tap_row_kernel, choose_tile; api/kernel_plan.hpp) and
-// launches; which_kernel(desc, &plan) there reports that choice without a device. It allocates
+// conv_forward validates (validate_for_kernels), picks the kernel and tile (choose_kernel,
+// api/kernel_plan.hpp: the first family of kernel/dispatch.hpp's candidate list that can
+// implement the conv) and launches; which_kernel(desc, &plan) there reports that choice without a device. It allocates
 // nothing, never synchronizes, and keeps no state: it is safe from several host threads.
 #pragma once
 #include <cstdint>
@@ -88,7 +88,7 @@ inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_
   using Patch = kernel::TapReduceHalo<Policy::BM>;
   using Kernel = kernel::TapReduceKernel<Policy, Patch>;
   static_assert(Kernel::kMaxCout >= kernel::kTapReduceMaxCout,
-                "the tile holds the nine taps of every Cout that use_tap_reduce() sends to it");
+                "the tile holds the nine taps of every Cout the tap-reduce family takes");
   kernel::ConvParams p;
   const int64_t tiles = tap_reduce_grid<Policy>(d, a, &p);
   VAECONV_RETURN_IF_ERROR(

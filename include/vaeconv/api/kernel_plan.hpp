@@ -1,8 +1,8 @@
 // vaeconv/api/kernel_plan.hpp — which kernel conv_forward runs for a conv, and its launch shape.
 //
-// choose_kernel() is the dispatch rule (tile_table.hpp's use_tap_reduce, use_halo_kernel,
-// use_tap_row_kernel, choose_tile, in that order); visit_kernel() maps its answer to the kernel
-// instance. conv_forward (api/conv.hpp) launches what they pick; which_kernel() reports it — tile,
+// choose_kernel() walks the candidate list of the build's architecture and the conv's operand
+// type (kernel/dispatch.hpp: the first family whose can_implement(desc) holds); visit_kernel()
+// maps its answer to the kernel instance of a table set (kernel/tile_table.hpp). conv_forward (api/conv.hpp) launches what they pick; which_kernel() reports it — tile,
 // grid, K tiles, LDS — as plain numbers. Host code: no device call, no kernel instantiated here
 // (only the kernels' compile-time shapes are read), so a tool that only plans stays cheap to build.
 #pragma once
@@ -12,6 +12,7 @@
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/upsample_phases.hpp"
 #include "vaeconv/kernel/conv_kernel.hpp"
+#include "vaeconv/kernel/dispatch.hpp"
 #include "vaeconv/kernel/halo_conv_kernel.hpp"
 #include "vaeconv/kernel/tap_reduce_kernel.hpp"
 #include "vaeconv/kernel/tap_row_conv_kernel.hpp"
@@ -22,12 +23,19 @@ namespace vaeconv {
 // Which kernel conv_forward runs for a conv: the dispatch rule's answer (detail::choose_kernel),
 // before any template is picked.
 struct KernelChoice {
+  // The families of kernel/dispatch.hpp (kernel::FamilyId, same values).
   enum class Family : int { kImplicitGemm = 0, kTapReduce = 1, kHalo = 2, kTapRow = 3 };
   Family family = Family::kImplicitGemm;
   kernel::TileId tile = kernel::TileId::kWide;  // the implicit GEMM's tile
   bool vector = true;            // the implicit GEMM's 16-byte gather (else element-wise)
   bool upsample_phases = false;  // an upsample conv as four 2 x 2 phase launches
 };
+
+static_assert(int(KernelChoice::Family::kImplicitGemm) == int(kernel::FamilyId::kImplicitGemm) &&
+                  int(KernelChoice::Family::kTapReduce) == int(kernel::FamilyId::kTapReduce) &&
+                  int(KernelChoice::Family::kHalo) == int(kernel::FamilyId::kHalo) &&
+                  int(KernelChoice::Family::kTapRow) == int(kernel::FamilyId::kTapRow),
+              "one numbering of the families");
 
 // The kernel instance and launch shape of a conv (which_kernel): what the benchmark and the
 // performance model need to know without a GPU.
@@ -43,14 +51,11 @@ struct KernelPlan {
   int k_tiles = 0;      // main-loop K tiles per block
   int lds_bytes = 0;    // LDS / shared memory per block
   int patch_rows = 0, patch_cols = 0;  // the output patch of the tap-reduce and halo kernels
-  std::string family() const {
-    switch (choice.family) {
-      case KernelChoice::Family::kImplicitGemm: return "implicit_gemm";
-      case KernelChoice::Family::kTapReduce: return "tap_reduce";
-      case KernelChoice::Family::kHalo: return "halo";
-      case KernelChoice::Family::kTapRow: return "tap_row";
-    }
-    return "?";
+  std::string family() const {  // the family's name() (kernel/dispatch.hpp)
+    using namespace kernel;
+    return family_name(FamilyId(choice.family),
+                       CandidateList<ImplicitGemmFamily, TapReduceFamily, HaloFamilyOf<0>,
+                                     TapRowFamily>{});
   }
   // e.g. "implicit_gemm bf16 128x96x32 w4x1 s2 causal vector"
   std::string name() const {
@@ -96,26 +101,25 @@ inline int64_t patch_grid(const ConvDesc& d, const ConvArgs& a, kernel::ConvPara
   return int64_t(p->m_blocks) * p->n_tiles * int64_t(d.n * d.out_t());
 }
 
-// The dispatch rule, in one place: conv_forward launches and which_kernel reports its answer.
-// The 16-byte gather (vector) when Cin fills whole 16-byte chunks (a chunk never straddles a
-// tap); the upsample conv in phases when its weights are packed so (upsample_phases.hpp).
-// Tables: the table set whose policies run (kernel::ShippedTiles, or a sweep's).
+// The dispatch, in one place: conv_forward launches and which_kernel reports its answer, the
+// first family of the candidate list (kernel/dispatch.hpp) that can implement the conv; for the
+// implicit GEMM its tile, its gather, and the upsample conv in phases (upsample_phases.hpp).
+// Tables: the table set whose policies run (kernel::ShippedTiles, or a sweep's): its
+// kHaloMaxCin caps the halo family.
 template <class Tables = kernel::ShippedTiles>
 inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w) {
+  using kernel::Candidates;
+  constexpr DType kBf16 = DType::kBF16, kFp8 = DType::kFP8E4M3;
   KernelChoice c;
-  using F = KernelChoice::Family;
-  const int halo_max_cin = d.in_dtype == DType::kFP8E4M3
-                               ? Tables::template For<DType::kFP8E4M3>::kHaloMaxCin
-                               : Tables::template For<DType::kBF16>::kHaloMaxCin;
-  if (kernel::use_tap_reduce(d)) {
-    c.family = F::kTapReduce;
-  } else if (kernel::kHaloKernel && kernel::use_halo_kernel(d, halo_max_cin)) {
-    c.family = F::kHalo;
-  } else if (kernel::kHaloKernel && kernel::use_tap_row_kernel(d)) {
-    c.family = F::kTapRow;
-  } else {
+  c.family = KernelChoice::Family(
+      d.in_dtype == kFp8
+          ? kernel::first_candidate(
+                d, typename Candidates<kFp8, Tables::template For<kFp8>::kHaloMaxCin>::List{})
+          : kernel::first_candidate(
+                d, typename Candidates<kBf16, Tables::template For<kBf16>::kHaloMaxCin>::List{}));
+  if (c.family == KernelChoice::Family::kImplicitGemm) {
     c.tile = kernel::choose_tile(d.cout);
-    c.vector = d.cin % (16 / int64_t(size_of(d.in_dtype))) == 0;
+    c.vector = kernel::ImplicitGemmFamily::vector_gather(d);
     c.upsample_phases = d.kind == ConvKind::kUpsample && w.phases == kUpsamplePhases;
   }
   return c;

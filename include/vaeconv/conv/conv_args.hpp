@@ -74,6 +74,30 @@ constexpr int64_t kInt31 = std::numeric_limits<int32_t>::max();
 // The most frames (N * T_out) one call takes: the kernels decode a tile's frame as an int.
 inline constexpr int64_t kMaxKernelFrames = detail::kInt31;
 
+namespace detail {
+// The fields in which weights packed as `got` differ from what the conv needs (`want`), each named
+// with both values: e.g. "dtype fp8_e4m3 where this conv needs bf16".
+inline std::string packed_weights_difference(const PackedWeightsInfo& got,
+                                             const PackedWeightsInfo& want) {
+  std::string out;
+  auto field = [&out](const char* name, const std::string& g, const std::string& w) {
+    if (g == w) return;
+    out += (out.empty() ? "" : ", ") + std::string(name) + " " + g + " where this conv needs " + w;
+  };
+  const auto n = [](int64_t v) { return std::to_string(v); };
+  field("kind", to_string(got.kind), to_string(want.kind));
+  field("dtype", to_string(got.dtype), to_string(want.dtype));
+  field("Cout", n(got.cout), n(want.cout));
+  field("Cin", n(got.cin), n(want.cin));
+  field("time taps", n(got.taps_t), n(want.taps_t));
+  field("first time tap", n(got.kt_base), n(want.kt_base));
+  field("K", n(got.k), n(want.k));
+  field("row stride", n(got.k_pad), n(want.k_pad));
+  field("phases", n(got.phases), n(want.phases));
+  return out;
+}
+}  // namespace detail
+
 inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   using detail::invalid;
   using detail::overflow;
@@ -125,14 +149,8 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   if (got.kind != want.kind || got.dtype != want.dtype || got.cout != want.cout ||
       got.cin != want.cin || got.taps_t != want.taps_t || got.kt_base != want.kt_base ||
       got.k != want.k || got.k_pad != want.k_pad || got.phases != want.phases)
-    return invalid("the packed weights were packed for another conv (Cout " +
-                   std::to_string(got.cout) + ", Cin " + std::to_string(got.cin) + ", time taps " +
-                   std::to_string(got.taps_t) + ", row stride " + std::to_string(got.k_pad) +
-                   ", phases " + std::to_string(got.phases) + "; this conv needs Cout " +
-                   std::to_string(want.cout) + ", Cin " + std::to_string(want.cin) +
-                   ", time taps " + std::to_string(want.taps_t) + ", row stride " +
-                   std::to_string(want.k_pad) + ", phases " + std::to_string(want.phases) +
-                   ": repack with this version)");
+    return invalid("the packed weights were packed for another conv: " +
+                   detail::packed_weights_difference(got, want) + " (repack with this version)");
   // Scales belong to fp8 operands; the kernels of a bf16 conv would read weight scales that its
   // weights do not have.
   if (!fp8 && (a.x_scale || a.weights.scales))

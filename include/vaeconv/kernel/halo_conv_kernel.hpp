@@ -12,7 +12,7 @@
 // seven, and no gather arithmetic. Block tile i is patch (i / n_tiles) % patches of frame
 // i / (patches * n_tiles), Cout tile i % n_tiles (halo_coord). One tile per block.
 //
-// Which convs (use_halo_kernel, tile_table.hpp): causal, T = 1 (one time tap), Cin a multiple
+// Which convs (HaloFamilyOf, dispatch.hpp): causal, T = 1 (one time tap), Cin a multiple
 // of the atom's K step and at most the halo's kMaxCin (96), the wide tile; there it measured
 // faster than the implicit GEMM (bf16 session 7, e4m3 session 9, docs/perf-notes.md). The e4m3
 // atom runs the same code (a promoting atom: the pipeline hands compute() the partial sums and

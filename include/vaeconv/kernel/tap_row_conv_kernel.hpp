@@ -20,7 +20,7 @@
 // into LDS; the element loads this replaced cost 11 % of the kernel's time, session 12). One
 // tile per block: block i is patch (i / n_tiles) % patches of frame i / (patches * n_tiles),
 // Cout tile i % n_tiles (halo_coord). Built where the halo kernel is (kHaloKernel: the atom must
-// read LDS itself, wgmma); use_tap_row_kernel (tile_table.hpp) says which convs.
+// read LDS itself, wgmma); TapRowFamily (dispatch.hpp) says which convs.
 #pragma once
 #include <cstdint>
 #include <type_traits>

@@ -1,4 +1,5 @@
-// vaeconv/kernel/tile_table.hpp — the shipped tile configurations, and how a conv picks one.
+// vaeconv/kernel/tile_table.hpp — the shipped tile configurations (which family and tile a conv
+// gets: kernel/dispatch.hpp).
 //
 // A small table, not an instance zoo: per target and operand type a wide tile for the
 // channel-rich layers (96 wide: every VAE Cout is a multiple of 96), a narrow one for
@@ -16,6 +17,9 @@
 #include "vaeconv/kernel/tap_reduce.hpp"
 #include "vaeconv/kernel/tap_row_halo.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
+#if defined(VAECONV_GPU_COMPILER)
+#include "vaeconv/kernel/halo_conv_kernel.hpp"  // HaloPolicy (device code: GPU compilers only)
+#endif
 
 namespace vaeconv::kernel {
 
@@ -202,39 +206,5 @@ struct ShippedTiles {
   using For = Tiles<kType>;
 };
 #endif
-
-// The dispatch rules (host code, tested on the host).
-inline TileId choose_tile(int64_t cout) {
-  if (cout <= 16) return TileId::kTiny;
-  return cout <= 32 ? TileId::kNarrow : TileId::kWide;
-}
-
-// The halo kernel takes the causal T = 1 convs of the wide tile whose Cin is a multiple of the
-// atom's K step (bf16 16, e4m3 32) and at most max_cin (the table's kHaloMaxCin: what its halo
-// holds; 96 for both operand types as shipped), where it is built (kHaloKernel: NVIDIA sm_90a).
-inline bool use_halo_kernel(const ConvDesc& d, int64_t max_cin) {
-  const int64_t k_step = 32 / int64_t(size_of(d.in_dtype));  // the wgmma K step: 32 bytes
-  return kHaloKernel && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cin % k_step == 0 &&
-         d.cin <= max_cin && choose_tile(d.cout) == TileId::kWide;
-}
-inline bool use_halo_kernel(const ConvDesc& d) {  // the shipped halos
-  return use_halo_kernel(d, d.in_dtype == DType::kFP8E4M3 ? HaloFp8::kMaxCin : HaloBf16::kMaxCin);
-}
-
-// The tap-row kernel takes the causal T = 1 convs with Cin = 3 (the halo's kCin) of the wide tile,
-// where it is built (kHaloKernel); the implicit GEMM's element-wise gather runs them everywhere
-// else (and every other Cin that does not fill 16-byte chunks).
-static_assert(TapRowBf16::kCin == TapRowFp8::kCin, "one Cin for both operand types");
-inline bool use_tap_row_kernel(const ConvDesc& d) {
-  return kHaloKernel && d.kind == ConvKind::kCausal3x3x3 && d.t == 1 &&
-         d.cin == TapRowBf16::kCin && choose_tile(d.cout) == TileId::kWide;
-}
-
-// The tap-reduce kernel takes causal convs with Cout <= 3 whose Cin fills whole 16-byte chunks;
-// everything else runs the implicit GEMM of conv_kernel.hpp.
-inline bool use_tap_reduce(const ConvDesc& d) {
-  return d.kind == ConvKind::kCausal3x3x3 && d.cout <= kTapReduceMaxCout &&
-         d.cin % (16 / int64_t(size_of(d.in_dtype))) == 0;
-}
 
 }  // namespace vaeconv::kernel

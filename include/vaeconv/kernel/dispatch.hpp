@@ -1,0 +1,125 @@
+// vaeconv/kernel/dispatch.hpp — the kernel families and, per architecture and operand type, the
+// ordered list of candidates a conv is offered to.
+//
+// A family answers can_implement(desc) (can its kernel run this conv?) and name() (what
+// KernelPlan::family() prints). The dispatch walks the candidate list of the build's
+// architecture and the conv's operand type and takes the first family that can implement the
+// conv; the implicit GEMM, last in every list, takes every conv the kernels accept. Host code,
+// tested on the host; api/kernel_plan.hpp's choose_kernel walks the list, visit_kernel maps the
+// family to its kernel instance (the policies of kernel/tile_table.hpp).
+//
+// A new family (a geometry or loader the implicit GEMM's gathers do not cover) is a struct here,
+// placed in the lists where it should win, and its kernel instance in visit_kernel.
+#pragma once
+#include <cstdint>
+
+#include "vaeconv/conv/conv_desc.hpp"
+#include "vaeconv/core/dtype.hpp"
+#include "vaeconv/kernel/tile_table.hpp"
+
+namespace vaeconv::kernel {
+
+enum class FamilyId : int { kImplicitGemm = 0, kTapReduce = 1, kHalo = 2, kTapRow = 3 };
+
+// The implicit GEMM's tile by Cout (tile_table.hpp's wide, narrow and tiny tiles).
+inline TileId choose_tile(int64_t cout) {
+  if (cout <= 16) return TileId::kTiny;
+  return cout <= 32 ? TileId::kNarrow : TileId::kWide;
+}
+
+// The tap-reduce kernel (tap_reduce_kernel.hpp): causal convs with Cout <= 3 whose Cin fills
+// whole 16-byte chunks.
+struct TapReduceFamily {
+  static constexpr FamilyId kId = FamilyId::kTapReduce;
+  static constexpr const char* name() { return "tap_reduce"; }
+  static bool can_implement(const ConvDesc& d) {
+    return d.kind == ConvKind::kCausal3x3x3 && d.cout <= kTapReduceMaxCout &&
+           d.cin % (16 / int64_t(size_of(d.in_dtype))) == 0;
+  }
+};
+
+// The halo kernel (halo_conv_kernel.hpp, the wgmma atom): the causal T = 1 convs of the wide tile
+// whose Cin is a multiple of the atom's K step (bf16 16, e4m3 32) and at most kMaxCin, the
+// channels its halo holds (96 for both operand types as shipped; a sweep's table may hold more
+// or fewer).
+template <int kMaxCin>
+struct HaloFamilyOf {
+  static constexpr FamilyId kId = FamilyId::kHalo;
+  static constexpr const char* name() { return "halo"; }
+  static bool can_implement(const ConvDesc& d) {
+    const int64_t k_step = 32 / int64_t(size_of(d.in_dtype));  // the wgmma K step: 32 bytes
+    return d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cin % k_step == 0 &&
+           d.cin <= kMaxCin && choose_tile(d.cout) == TileId::kWide;
+  }
+};
+
+// The tap-row kernel (tap_row_conv_kernel.hpp, the wgmma atom): the causal T = 1 convs with
+// Cin = 3 (the tap-row halo's kCin) of the wide tile.
+static_assert(TapRowBf16::kCin == TapRowFp8::kCin, "one Cin for both operand types");
+struct TapRowFamily {
+  static constexpr FamilyId kId = FamilyId::kTapRow;
+  static constexpr const char* name() { return "tap_row"; }
+  static bool can_implement(const ConvDesc& d) {
+    return d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cin == TapRowBf16::kCin &&
+           choose_tile(d.cout) == TileId::kWide;
+  }
+};
+
+// The implicit GEMM (conv_kernel.hpp): every conv the kernels accept; the tile by Cout
+// (choose_tile), the 16-byte gather when Cin fills whole 16-byte chunks (a chunk never straddles
+// a tap), else the element-wise one.
+struct ImplicitGemmFamily {
+  static constexpr FamilyId kId = FamilyId::kImplicitGemm;
+  static constexpr const char* name() { return "implicit_gemm"; }
+  static bool can_implement(const ConvDesc&) { return true; }
+  static bool vector_gather(const ConvDesc& d) {
+    return d.cin % (16 / int64_t(size_of(d.in_dtype))) == 0;
+  }
+};
+
+template <class... Families>
+struct CandidateList {};
+
+// The candidate lists, first match wins. Where the wide tile is the wgmma atom (NVIDIA sm_90a)
+// the halo and tap-row kernels are built and come before the implicit GEMM; on every other target
+// (AMD CDNA, NVIDIA mma.sync) the list is the tap-reduce kernel and the implicit GEMM.
+// kHaloMaxCin: the halo family's cap (the table's kHaloMaxCin).
+template <DType kType, int kHaloMaxCin>
+struct Candidates {
+#if defined(VAECONV_WIDE_WGMMA)
+  using List =
+      CandidateList<TapReduceFamily, HaloFamilyOf<kHaloMaxCin>, TapRowFamily, ImplicitGemmFamily>;
+#else
+  using List = CandidateList<TapReduceFamily, ImplicitGemmFamily>;
+#endif
+};
+
+// The first family of a list that can implement d.
+template <class... Families>
+inline FamilyId first_candidate(const ConvDesc& d, CandidateList<Families...>) {
+  FamilyId id = FamilyId::kImplicitGemm;
+  (void)((Families::can_implement(d) && (id = Families::kId, true)) || ...);  // first match
+  return id;
+}
+template <class... Families>
+inline const char* family_name(FamilyId id, CandidateList<Families...>) {
+  const char* name = "?";
+  (void)((Families::kId == id && (name = Families::name(), true)) || ...);
+  return name;
+}
+
+// Which family the shipped lists give d (host tests; api/kernel_plan.hpp walks a table's list).
+inline FamilyId shipped_family(const ConvDesc& d) {
+  if (d.in_dtype == DType::kFP8E4M3)
+    return first_candidate(
+        d, typename Candidates<DType::kFP8E4M3, HaloFp8::kMaxCin>::List{});
+  return first_candidate(d, typename Candidates<DType::kBF16, HaloBf16::kMaxCin>::List{});
+}
+
+// The families' rules under the names the host tests use: whether the shipped dispatch sends d
+// to that family on this build.
+inline bool use_tap_reduce(const ConvDesc& d) { return shipped_family(d) == FamilyId::kTapReduce; }
+inline bool use_halo_kernel(const ConvDesc& d) { return shipped_family(d) == FamilyId::kHalo; }
+inline bool use_tap_row_kernel(const ConvDesc& d) { return shipped_family(d) == FamilyId::kTapRow; }
+
+}  // namespace vaeconv::kernel
