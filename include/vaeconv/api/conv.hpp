@@ -56,7 +56,7 @@ inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t
     if (e != hipSuccess) return failed("occupancy query failed: ", e);
     const int64_t resident = int64_t(sms) * per_sm;
     if (resident > 0 && resident < int64_t(grid.x)) grid.x = unsigned(resident);
-    if (grid.x > kMaxPersistentGrid) grid.x = kMaxPersistentGrid;  // see launch_tile
+    if (grid.x > kMaxPersistentGrid) grid.x = kMaxPersistentGrid;  // see Launcher::run
   }
   fn<<<grid, dim3(Policy::kThreads, 1, 1), kDynamicBytes, stream>>>(p);
   const hipError_t e = hipGetLastError();
@@ -64,75 +64,26 @@ inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t
   return Status::Ok();
 }
 
-// The conv kernel: one tile per block, or a persistent grid when the kernel overlaps a tile's
-// epilogue with the next tile's copies (ConvKernel::kOverlapEpilogue). Limits: launch_limits.hpp.
-// phase >= 0: that output phase of an upsample conv packed in phases (apply_upsample_phase).
-template <class Policy, class Geo, bool kVector>
-inline Status launch_tile(const ConvDesc& d, const ConvArgs& a, hipStream_t stream,
-                          int phase = -1) {
-  using Kernel = kernel::ConvKernel<Policy, Geo, kVector>;
-  kernel::ConvParams p;
-  const int64_t tiles = tile_grid<Policy>(d, a, phase, &p);
-  const std::string what = " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
-                           std::to_string(Policy::BN) + " channels";
-  VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, Policy::kThreads, Kernel::kOverlapEpilogue, what));
-  p.tiles = int(tiles);
-  return launch<Policy, Kernel::kSmemBytes>(&kernel::conv_kernel<Policy, Geo, kVector>,
-                                            dim3(unsigned(tiles), 1, 1), p, stream,
-                                            Kernel::kOverlapEpilogue);
-}
-
-// The tap-reduce kernel: one block per output patch of a frame.
-template <class Policy>
-inline Status launch_tap_reduce(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  using Patch = kernel::TapReduceHalo<Policy::BM>;
-  using Kernel = kernel::TapReduceKernel<Policy, Patch>;
-  static_assert(Kernel::kMaxCout >= kernel::kTapReduceMaxCout,
-                "the tile holds the nine taps of every Cout the tap-reduce family takes");
-  kernel::ConvParams p;
-  const int64_t tiles = tap_reduce_grid<Policy>(d, a, &p);
-  VAECONV_RETURN_IF_ERROR(
-      check_tile_grid(tiles, Policy::kThreads, /*persistent=*/false, " tap-reduce patches"));
-  p.tiles = int(tiles);
-  return launch<Policy, Kernel::kSmemBytes>(&kernel::tap_reduce_kernel<Policy, Patch>,
-                                            dim3(unsigned(tiles), 1, 1), p, stream);
-}
-
-// The halo kernels (halo_conv_kernel.hpp, tap_row_conv_kernel.hpp): one block per (output patch,
-// Cout tile) of a frame.
-template <class Policy, class Kernel, class Fn>
-inline Status launch_patches(Fn* fn, const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  kernel::ConvParams p;
-  const int64_t tiles = patch_grid<Policy>(d, a, &p);
-  VAECONV_RETURN_IF_ERROR(
-      check_tile_grid(tiles, Policy::kThreads, /*persistent=*/false, " halo tiles"));
-  p.tiles = int(tiles);
-  return launch<Policy, Kernel::kSmemBytes>(fn, dim3(unsigned(tiles), 1, 1), p, stream);
-}
-template <class Policy>
-inline Status launch_halo(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  return launch_patches<Policy, kernel::HaloConvKernel<Policy>>(&kernel::halo_conv_kernel<Policy>,
-                                                                d, a, stream);
-}
-template <class Policy>
-inline Status launch_tap_row(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  return launch_patches<Policy, kernel::TapRowConvKernel<Policy>>(
-      &kernel::tap_row_conv_kernel<Policy>, d, a, stream);
-}
-
-// conv_forward's visitor: launches the instance.
+// conv_forward's visitor: launches a kernel instance on its grid (block_grid; limits:
+// launch_limits.hpp), one tile per block, or a persistent grid of the resident blocks when the
+// kernel overlaps a tile's epilogue with the next tile's copies (Kernel::kPersistent).
 struct Launcher {
   const ConvDesc& d;
   const ConvArgs& a;
   hipStream_t stream;
-  template <class Policy>
-  Status tap_reduce() { return launch_tap_reduce<Policy>(d, a, stream); }
-  template <class Policy>
-  Status halo() { return launch_halo<Policy>(d, a, stream); }
-  template <class Policy>
-  Status tap_row() { return launch_tap_row<Policy>(d, a, stream); }
-  template <class Policy, class Geo, bool kVector>
-  Status tile(int phase) { return launch_tile<Policy, Geo, kVector>(d, a, stream, phase); }
+  template <class Kernel>
+  Status run(int phase) {
+    using Policy = typename Kernel::PolicyT;
+    kernel::ConvParams p;
+    const int64_t tiles = block_grid<Policy, typename Kernel::Tiling>(d, a, phase, &p);
+    const std::string what = " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
+                             std::to_string(Policy::BN) + " channels";
+    VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, Policy::kThreads, Kernel::kPersistent, what));
+    p.tiles = int(tiles);
+    return launch<Policy, Kernel::kSmemBytes>(kernel::kernel_entry(static_cast<Kernel*>(nullptr)),
+                                              dim3(unsigned(tiles), 1, 1), p, stream,
+                                              Kernel::kPersistent);
+  }
 };
 
 }  // namespace detail

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/upsample_phases.hpp"
@@ -75,29 +76,18 @@ struct KernelPlan {
 
 namespace detail {
 
-// The grids of the kernel families (shared by the launches and which_kernel's plan): the block
-// tiles of one launch; *p is the kernel's parameters.
-template <class Policy>
-inline int64_t tile_grid(const ConvDesc& d, const ConvArgs& a, int phase, kernel::ConvParams* p) {
+// The grid of a launch, one function for every family (shared by the launches and
+// which_kernel's plan): per frame m_blocks pixel blocks (kernel/block_tiling.hpp: runs of BM
+// pixels, or patches) times n_tiles Cout tiles, over N * T_out frames; *p is the kernel's
+// parameters. phase >= 0: that output phase of an upsample conv packed in phases.
+template <class Policy, class Tiling>
+inline int64_t block_grid(const ConvDesc& d, const ConvArgs& a, int phase, kernel::ConvParams* p) {
   *p = make_params(d, a, Policy::BM, Policy::BN);
   if (phase >= 0) apply_upsample_phase(d, a.weights.info, phase, Policy::BM, p);
-  return int64_t(p->m_blocks) * p->n_tiles * int64_t(d.n * d.out_t());
-}
-template <class Policy>
-inline int64_t tap_reduce_grid(const ConvDesc& d, const ConvArgs& a, kernel::ConvParams* p) {
-  using Patch = kernel::TapReduceHalo<Policy::BM>;
-  *p = make_params(d, a, Policy::BM, Policy::BN);
-  p->patch_cols = Patch::patches(p->wo, Patch::kOutCols);
-  p->m_blocks = Patch::patches(p->ho, Patch::kOutRows) * p->patch_cols;
-  p->n_tiles = 1;
-  return int64_t(p->m_blocks) * int64_t(d.n * d.out_t());
-}
-template <class Policy>
-inline int64_t patch_grid(const ConvDesc& d, const ConvArgs& a, kernel::ConvParams* p) {
-  using Halo = typename Policy::Halo;
-  *p = make_params(d, a, Policy::BM, Policy::BN);
-  p->patch_cols = int((p->wo + Halo::kCols - 1) / Halo::kCols);
-  p->m_blocks = int((p->ho + Halo::kRows - 1) / Halo::kRows) * p->patch_cols;  // patches per frame
+  if constexpr (Tiling::kPatches) {
+    p->patch_cols = int((p->wo + Tiling::kCols - 1) / Tiling::kCols);
+    p->m_blocks = int((p->ho + Tiling::kRows - 1) / Tiling::kRows) * p->patch_cols;
+  }
   return int64_t(p->m_blocks) * p->n_tiles * int64_t(d.n * d.out_t());
 }
 
@@ -125,17 +115,16 @@ inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w)
   return c;
 }
 
-// Calls the visitor with the kernel instance of a choice: v.tap_reduce<Policy>(),
-// v.halo<Policy>(), v.tap_row<Policy>(), or v.tile<Policy, Geometry, kVector>(phase) once per
-// launch (phase -1 unless the upsample conv runs in phases).
+// Calls the visitor with the kernel instance of a choice, v.run<Kernel>(phase), once per launch
+// (phase -1 unless the upsample conv runs in phases).
 template <class Policy, bool kVector, class V>
 inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
   static_assert(Policy::kChunkElems == 16 / Policy::kElemBytes, "choose_kernel's chunk");
   switch (d.kind) {
     case ConvKind::kCausal3x3x3:
-      return v.template tile<Policy, kernel::CausalGeometry, kVector>(-1);
+      return v.template run<kernel::ConvKernel<Policy, kernel::CausalGeometry, kVector>>(-1);
     case ConvKind::kDownsample:
-      return v.template tile<Policy, kernel::DownsampleGeometry, kVector>(-1);
+      return v.template run<kernel::ConvKernel<Policy, kernel::DownsampleGeometry, kVector>>(-1);
     case ConvKind::kUpsample:
       // Only the four 2 x 2 phase convs are built (upsample_phases.hpp); validate_for_kernels
       // refuses weights packed in the direct form.
@@ -145,7 +134,8 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
                       "conv in phases (pack_weights packs it so)");
       for (int phase = 0; phase < kUpsamplePhases; ++phase)
         VAECONV_RETURN_IF_ERROR(
-            (v.template tile<Policy, kernel::UpsamplePhaseGeometry, kVector>(phase)));
+            (v.template run<kernel::ConvKernel<Policy, kernel::UpsamplePhaseGeometry, kVector>>(
+                phase)));
       return Status::Ok();
   }
   return Status(StatusCode::kUnsupported, "unknown conv kind");
@@ -162,12 +152,20 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
   using T = typename Tables::template For<kType>;
   using F = KernelChoice::Family;
   switch (c.family) {
-    case F::kTapReduce: return v.template tap_reduce<typename T::TapReduce>();
+    case F::kTapReduce: {
+      using Policy = typename T::TapReduce;
+      using Kernel = kernel::TapReduceKernel<Policy, kernel::TapReduceHalo<Policy::BM>>;
+      static_assert(Kernel::kMaxCout >= kernel::kTapReduceMaxCout,
+                    "the tile holds the nine taps of every Cout the tap-reduce family takes");
+      return v.template run<Kernel>(-1);
+    }
     case F::kHalo:
-      if constexpr (kernel::kHaloKernel) return v.template halo<typename T::Halo>();
+      if constexpr (kernel::kHaloKernel)
+        return v.template run<kernel::HaloConvKernel<typename T::Halo>>(-1);
       break;
     case F::kTapRow:
-      if constexpr (kernel::kHaloKernel) return v.template tap_row<typename T::TapRow>();
+      if constexpr (kernel::kHaloKernel)
+        return v.template run<kernel::TapRowConvKernel<typename T::TapRow>>(-1);
       break;
     case F::kImplicitGemm:
       switch (c.tile) {
@@ -193,58 +191,30 @@ struct Planner {
   const ConvDesc& d;
   const ConvArgs& a;  // no buffers: only the packed weights' info is read
   KernelPlan* plan;
-  template <class Policy, class Kernel>
-  void shape(int64_t tiles, int k_tiles) {
+  // Every phase's grid is the source frame's (apply_upsample_phase): phase 0's, which moves no
+  // pointer, stands for all four.
+  template <class Kernel>
+  Status run(int phase) {
+    using Policy = typename Kernel::PolicyT;
+    using Tiling = typename Kernel::Tiling;
+    using Geo = typename Kernel::Geometry;
+    kernel::ConvParams p;
     KernelPlan& q = *plan;
+    q.tiles = block_grid<Policy, Tiling>(d, a, phase < 0 ? -1 : 0, &p);
+    q.k_tiles = Kernel::k_tiles(p);
     q.dtype = d.in_dtype;
     q.bm = Policy::BM; q.bn = Policy::BN; q.bk = Policy::BK;
     q.warps_m = Policy::kWarpsM; q.warps_n = Policy::kWarpsN; q.stages = Policy::kStages;
     q.min_blocks = Policy::kMinBlocks; q.threads = Policy::kThreads;
     q.wave_size = Policy::kWaveSize;
     q.lds_bytes = Kernel::kSmemBytes;
-    q.tiles = tiles;
-    q.k_tiles = k_tiles;
     q.launches += 1;
-  }
-  template <class Policy>
-  Status tap_reduce() {
-    using Patch = kernel::TapReduceHalo<Policy::BM>;
-    kernel::ConvParams p;
-    const int64_t tiles = tap_reduce_grid<Policy>(d, a, &p);
-    shape<Policy, kernel::TapReduceKernel<Policy, Patch>>(
-        tiles, (p.taps_t * p.cin + Policy::BK - 1) / Policy::BK);  // tap_reduce_kernel.hpp
-    plan->patch_rows = Patch::kOutRows;
-    plan->patch_cols = Patch::kOutCols;
-    return Status::Ok();
-  }
-  template <class Policy, class Kernel>
-  Status patches(int k_tiles) {
-    kernel::ConvParams p;
-    const int64_t tiles = patch_grid<Policy>(d, a, &p);
-    shape<Policy, Kernel>(tiles, k_tiles);
-    plan->patch_rows = Policy::Halo::kRows;
-    plan->patch_cols = Policy::Halo::kCols;
-    return Status::Ok();
-  }
-  template <class Policy>
-  Status halo() {
-    return patches<Policy, kernel::HaloConvKernel<Policy>>(
-        int((a.weights.info.k + Policy::BK - 1) / Policy::BK));  // halo_conv_kernel.hpp
-  }
-  template <class Policy>
-  Status tap_row() {
-    return patches<Policy, kernel::TapRowConvKernel<Policy>>(1);  // one block of K steps
-  }
-  template <class Policy, class Geo, bool kVector>
-  Status tile(int phase) {
-    // Every phase's grid is the source frame's (apply_upsample_phase): phase 0's, which moves
-    // no pointer, stands for all four.
-    kernel::ConvParams p;
-    const int64_t tiles = tile_grid<Policy>(d, a, phase < 0 ? -1 : 0, &p);
-    shape<Policy, kernel::ConvKernel<Policy, Geo, kVector>>(
-        tiles, (p.k + Policy::BK - 1) / Policy::BK);  // conv_kernel.hpp
-    plan->geo_stride = Geo::kStride; plan->geo_pad = Geo::kPad;
-    plan->geo_up = Geo::kUp; plan->geo_taps = Geo::kTaps;
+    q.patch_rows = Tiling::kRows;
+    q.patch_cols = Tiling::kCols;
+    if constexpr (!std::is_void_v<Geo>) {
+      q.geo_stride = Geo::kStride; q.geo_pad = Geo::kPad;
+      q.geo_up = Geo::kUp; q.geo_taps = Geo::kTaps;
+    }
     return Status::Ok();
   }
 };

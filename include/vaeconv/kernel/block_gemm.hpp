@@ -195,6 +195,42 @@ VAECONV_UNROLL
     return uint32_t(Tile::offset(row, ka * kChunksPerAtomK)) / 16;
   }
 
+  // One batch of an LDS atom (wgmma) over kSteps K steps, shared by every kernel that runs one:
+  // the stage math below, the halo kernel's K tiles, the tap-row kernel's single batch. Step ka
+  // of atom (i, j) reads the operand blocks whose descriptors a_desc(i, ka) and b_desc(j, ka)
+  // give; its first step adds into acc (first_scale 1) or overwrites it (0). after_step(ka) runs
+  // after each K step's atoms (a kernel's K cursor). Nothing but atoms and those calls between
+  // the batch's fence and commit: a branch there makes ptxas fence the accumulators (C7519).
+  template <int kSteps, class ADesc, class BDesc, class AfterStep>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void lds_batch(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], ADesc&& a_desc, BDesc&& b_desc,
+      int first_scale, AfterStep&& after_step) {
+    fence_all(acc);
+    Atom::begin_batch();
+VAECONV_UNROLL
+    for (int ka = 0; ka < kSteps; ++ka) {
+VAECONV_UNROLL
+      for (int i = 0; i < Policy::kAtomsM; ++i) {
+        const uint64_t da = a_desc(i, ka);
+VAECONV_UNROLL
+        for (int j = 0; j < Policy::kAtomsN; ++j)
+          Atom::mma(acc[i][j], da, b_desc(j, ka), ka == 0 ? first_scale : 1);
+      }
+      after_step(ka);
+    }
+    Atom::commit_batch();
+  }
+
+  template <int M, int N>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void zero(FragC (&f)[M][N]) {
+VAECONV_UNROLL
+    for (int i = 0; i < M; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < N; ++j)
+VAECONV_UNROLL
+        for (int r = 0; r < Layout::kCElems; ++r) f[i][j].v[r] = 0.f;
+  }
+
   // Pins every accumulator's registers (Atom::fence_operands).
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void fence_all(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN]) {
@@ -255,17 +291,15 @@ VAECONV_UNROLL
         Arch::smem_u32(stage_a(smem, s)) + Tile::offset(wm0, 0));
     const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(
         Arch::smem_u32(stage_b(smem, s)) + Tile::offset(wn0, 0));
-    fence_all(acc);
-    Atom::begin_batch();
-VAECONV_UNROLL
-    for (int ka = 0; ka < Policy::kAtomsK; ++ka)
-VAECONV_UNROLL
-      for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-        for (int j = 0; j < Policy::kAtomsN; ++j)
-          Atom::mma(acc[i][j], da + block_offset16(i * Atom::kM, ka),
-                    db + block_offset16(j * Atom::kN, ka), ka == 0 ? first_scale : 1);
-    Atom::commit_batch();
+    lds_batch<Policy::kAtomsK>(
+        acc,
+        [&](int i, int ka) VAECONV_FORCE_INLINE_LAMBDA {
+          return da + block_offset16(i * Atom::kM, ka);
+        },
+        [&](int j, int ka) VAECONV_FORCE_INLINE_LAMBDA {
+          return db + block_offset16(j * Atom::kN, ka);
+        },
+        first_scale, [](int) VAECONV_FORCE_INLINE_LAMBDA {});
   }
 
   // acc += part, after the batch that wrote part has been waited for.
@@ -281,15 +315,6 @@ VAECONV_UNROLL
         for (int r = 0; r < Layout::kCElems; ++r) acc[i][j].v[r] += part[i][j].v[r];
   }
 
-  template <int M, int N>
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static void zero(FragC (&f)[M][N]) {
-VAECONV_UNROLL
-    for (int i = 0; i < M; ++i)
-VAECONV_UNROLL
-      for (int j = 0; j < N; ++j)
-VAECONV_UNROLL
-        for (int r = 0; r < Layout::kCElems; ++r) f[i][j].v[r] = 0.f;
-  }
 };
 
 // A kernel body's LDS: a fixed-size array where the target sizes LDS at compile time (AMD: the

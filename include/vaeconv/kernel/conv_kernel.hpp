@@ -19,6 +19,7 @@
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/kernel/block_gemm.hpp"
+#include "vaeconv/kernel/block_tiling.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
@@ -34,6 +35,11 @@ struct ConvKernel {
   using Slot = typename Gemm::Slot;
   static constexpr int kRowsA = Gemm::kRowsA, kRowsB = Gemm::kRowsB, kRowStep = Gemm::kRowStep;
   static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
+  // The launch's view of the kernel (api/conv.hpp, api/kernel_plan.hpp).
+  using PolicyT = Policy;
+  using Geometry = Geo;
+  using Tiling = LinearTiles;
+  VAECONV_HD static int k_tiles(const ConvParams& p) { return (p.k + Policy::BK - 1) / Policy::BK; }
 
   // Tile i's block coordinates (the tile order in the header comment).
   VAECONV_DEVICE static BlockCoord tile_coord(const ConvParams& p, int i) {
@@ -43,6 +49,7 @@ struct ConvKernel {
 
   // The epilogue's staging fits above the prologue's buffers.
   static constexpr bool kOverlapEpilogue = EpilogueShape<Policy>::kFitsAboveAhead;
+  static constexpr bool kPersistent = kOverlapEpilogue;  // a grid of the resident blocks
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
@@ -106,7 +113,7 @@ VAECONV_UNROLL
     typename Gemm::FragC acc[Policy::kAtomsM][Policy::kAtomsN];
     const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
-    const int k_tiles = (p.k + Policy::BK - 1) / Policy::BK;
+    const int k_tiles = ConvKernel::k_tiles(p);
     Slot slot[Gemm::kAhead];
     start_tile();
     Gemm::prologue(slot, k_tiles, issue);
@@ -142,6 +149,12 @@ VAECONV_UNROLL
 template <class Policy, class Geo, bool kVectorGather>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks) conv_kernel(ConvParams p) {
   run_with_lds<ConvKernel<Policy, Geo, kVectorGather>, typename Policy::ArchT>(p);
+}
+
+// The kernel function of an instance (api/conv.hpp launches it).
+template <class Policy, class Geo, bool kVectorGather>
+constexpr auto kernel_entry(const ConvKernel<Policy, Geo, kVectorGather>*) {
+  return &conv_kernel<Policy, Geo, kVectorGather>;
 }
 
 }  // namespace vaeconv::kernel

@@ -25,6 +25,7 @@
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/kernel/block_gemm.hpp"
+#include "vaeconv/kernel/block_tiling.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
@@ -85,6 +86,12 @@ struct HaloConvKernel {
   using FragC = typename Gemm::FragC;
   static_assert(Policy::kAtomReadsLds, "built for the wgmma atom (see the header)");
   static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
+  // The launch's view of the kernel (api/conv.hpp, api/kernel_plan.hpp).
+  using PolicyT = Policy;
+  using Geometry = void;
+  using Tiling = PatchTiles<Halo::kRows, Halo::kCols>;
+  static constexpr bool kPersistent = false;
+  VAECONV_HD static int k_tiles(const ConvParams& p) { return (p.k + Policy::BK - 1) / Policy::BK; }
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
@@ -112,7 +119,7 @@ struct HaloConvKernel {
 
     // The halo's copies join the first K tile's group: the pipeline's first wait covers them.
     load_halo(p, b, hc, halo);
-    const int k_tiles = (p.k + Policy::BK - 1) / Policy::BK;
+    const int k_tiles = HaloConvKernel::k_tiles(p);
     Slot slot[Gemm::kAhead];
     Gemm::prologue(slot, k_tiles, issue);
 
@@ -135,21 +142,15 @@ struct HaloConvKernel {
     // warpgroup.arrive before each atom (C7519); the tail picks its step count outside instead.
     auto batch = [&](auto steps, FragC (&t)[Policy::kAtomsM][Policy::kAtomsN], uint64_t db,
                      int first_scale) VAECONV_FORCE_INLINE_LAMBDA {
-      Gemm::fence_all(t);
-      Atom::begin_batch();
-VAECONV_UNROLL
-      for (int ka = 0; ka < decltype(steps)::value; ++ka) {
-VAECONV_UNROLL
-        for (int i = 0; i < Policy::kAtomsM; ++i) {
-          const uint64_t da = da0 + uint32_t(cur.a_offset(i * Atom::kM)) / 16;
-VAECONV_UNROLL
-          for (int j = 0; j < Policy::kAtomsN; ++j)
-            Atom::mma(t[i][j], da, db + Gemm::block_offset16(j * Atom::kN, ka),
-                      ka == 0 ? first_scale : 1);
-        }
-        cur.step(Atom::kK, p.cin);
-      }
-      Atom::commit_batch();
+      Gemm::template lds_batch<decltype(steps)::value>(
+          t,
+          [&](int i, int) VAECONV_FORCE_INLINE_LAMBDA {
+            return da0 + uint32_t(cur.a_offset(i * Atom::kM)) / 16;
+          },
+          [&](int j, int ka) VAECONV_FORCE_INLINE_LAMBDA {
+            return db + Gemm::block_offset16(j * Atom::kN, ka);
+          },
+          first_scale, [&](int) VAECONV_FORCE_INLINE_LAMBDA { cur.step(Atom::kK, p.cin); });
     };
     auto compute = [&](FragC (&t)[Policy::kAtomsM][Policy::kAtomsN], int s, int /*kt*/,
                        int first_scale) VAECONV_FORCE_INLINE_LAMBDA {
@@ -211,6 +212,11 @@ template <class Policy>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
     halo_conv_kernel(ConvParams p) {
   run_with_lds<HaloConvKernel<Policy>, typename Policy::ArchT>(p);
+}
+
+template <class Policy>
+constexpr auto kernel_entry(const HaloConvKernel<Policy>*) {
+  return &halo_conv_kernel<Policy>;
 }
 
 }  // namespace vaeconv::kernel

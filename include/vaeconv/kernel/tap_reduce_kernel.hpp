@@ -20,6 +20,7 @@
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/kernel/block_gemm.hpp"
+#include "vaeconv/kernel/block_tiling.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
 #include "vaeconv/kernel/tap_reduce.hpp"
@@ -44,6 +45,15 @@ struct TapReduceKernel {
   static constexpr int kStageBytes = Policy::BM * kRowFloats * 4;
   static constexpr int kSmemBytes =
       Policy::kPipelineBytes > kStageBytes ? Policy::kPipelineBytes : kStageBytes;
+  // The launch's view of the kernel (api/conv.hpp, api/kernel_plan.hpp): one Cout tile (BN holds
+  // every channel the family takes), one patch per block.
+  using PolicyT = Policy;
+  using Geometry = void;
+  using Tiling = PatchTiles<Patch::kOutRows, Patch::kOutCols>;
+  static constexpr bool kPersistent = false;
+  VAECONV_HD static int k_tiles(const ConvParams& p) {
+    return (p.taps_t * p.cin + Policy::BK - 1) / Policy::BK;
+  }
 
   VAECONV_DEVICE static PatchCoord tile_patch(const ConvParams& p, int tile) {
     return patch_coord<Patch>(p, tile % p.m_blocks, tile / p.m_blocks);
@@ -86,7 +96,7 @@ struct TapReduceKernel {
     typename Gemm::FragC acc[Policy::kAtomsM][Policy::kAtomsN];
     const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
-    const int k_tiles = (p.taps_t * p.cin + Policy::BK - 1) / Policy::BK;
+    const int k_tiles = TapReduceKernel::k_tiles(p);
     typename Gemm::Slot slot[Gemm::kAhead];
     start_patch();
     Gemm::prologue(slot, k_tiles, issue);
@@ -150,6 +160,11 @@ template <class Policy, class Patch>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
     tap_reduce_kernel(ConvParams p) {
   run_with_lds<TapReduceKernel<Policy, Patch>, typename Policy::ArchT>(p);
+}
+
+template <class Policy, class Patch>
+constexpr auto kernel_entry(const TapReduceKernel<Policy, Patch>*) {
+  return &tap_reduce_kernel<Policy, Patch>;
 }
 
 }  // namespace vaeconv::kernel

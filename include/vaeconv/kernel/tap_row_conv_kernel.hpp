@@ -64,6 +64,13 @@ struct TapRowConvKernel {
   static_assert(Atom::kM % Halo::kCols == 0 && Policy::WTM % Halo::kCols == 0,
                 "atoms start on patch rows");
   static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
+  // The launch's view of the kernel (api/conv.hpp, api/kernel_plan.hpp): its three K steps are
+  // one batch.
+  using PolicyT = Policy;
+  using Geometry = void;
+  using Tiling = PatchTiles<Halo::kRows, Halo::kCols>;
+  static constexpr bool kPersistent = false;
+  VAECONV_HD static int k_tiles(const ConvParams&) { return 1; }
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
@@ -87,25 +94,18 @@ struct TapRowConvKernel {
     const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(Arch::smem_u32(lb) +
                                                                    Tile::offset(wn0, 0));
     FragC acc[Policy::kAtomsM][Policy::kAtomsN];
-    // K step 0 overwrites the accumulators (scale_d 0): they need no zeroing, only a defined
+    // K step 0 overwrites the accumulators (first_scale 0): they need no zeroing, only a defined
     // value for the asm operands.
-VAECONV_UNROLL
-    for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-      for (int j = 0; j < Policy::kAtomsN; ++j)
-VAECONV_UNROLL
-        for (int r = 0; r < int(sizeof(FragC) / sizeof(float)); ++r) acc[i][j].v[r] = 0.f;
-    Gemm::fence_all(acc);
-    Atom::begin_batch();
-VAECONV_UNROLL
-    for (int kh = 0; kh < Halo::kSteps; ++kh)
-VAECONV_UNROLL
-      for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-        for (int j = 0; j < Policy::kAtomsN; ++j)
-          Atom::mma(acc[i][j], da0 + uint32_t(Halo::a_offset(i * Atom::kM, kh)) / 16,
-                    db + Gemm::block_offset16(j * Atom::kN, kh), kh == 0 ? 0 : 1);
-    Atom::commit_batch();
+    Gemm::zero(acc);
+    Gemm::template lds_batch<Halo::kSteps>(
+        acc,
+        [&](int i, int kh) VAECONV_FORCE_INLINE_LAMBDA {
+          return da0 + uint32_t(Halo::a_offset(i * Atom::kM, kh)) / 16;
+        },
+        [&](int j, int kh) VAECONV_FORCE_INLINE_LAMBDA {
+          return db + Gemm::block_offset16(j * Atom::kN, kh);
+        },
+        0, [](int) VAECONV_FORCE_INLINE_LAMBDA {});
     Atom::template wait_batches<0>();
     Gemm::fence_all(acc);
     __syncthreads();  // the epilogue stages in the halo's and B's LDS
@@ -217,6 +217,11 @@ template <class Policy>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
     tap_row_conv_kernel(ConvParams p) {
   run_with_lds<TapRowConvKernel<Policy>, typename Policy::ArchT>(p);
+}
+
+template <class Policy>
+constexpr auto kernel_entry(const TapRowConvKernel<Policy>*) {
+  return &tap_row_conv_kernel<Policy>;
 }
 
 }  // namespace vaeconv::kernel
