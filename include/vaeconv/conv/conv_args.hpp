@@ -53,12 +53,7 @@ inline bool aligned(const void* p, uintptr_t a) { return reinterpret_cast<uintpt
 
 // The conv kinds' exact geometry: the kernels fold these and nothing else into their gather.
 inline bool is_canonical(const ConvDesc& d) {
-  ConvDesc c;
-  switch (d.kind) {
-    case ConvKind::kCausal3x3x3: c = ConvDesc::causal3x3x3(d.n, d.t, d.h, d.w, d.cin, d.cout); break;
-    case ConvKind::kDownsample: c = ConvDesc::downsample(d.n, d.t, d.h, d.w, d.cin, d.cout); break;
-    case ConvKind::kUpsample: c = ConvDesc::upsample2x(d.n, d.t, d.h, d.w, d.cin, d.cout); break;
-  }
+  const ConvDesc c = ConvDesc::vae_conv(d.kind, d.n, d.t, d.h, d.w, d.cin, d.cout);
   return d.kt == c.kt && d.kh == c.kh && d.kw == c.kw && d.stride_t == c.stride_t &&
          d.stride_h == c.stride_h && d.stride_w == c.stride_w && d.pad.t_front == c.pad.t_front &&
          d.pad.t_back == c.pad.t_back && d.pad.h_top == c.pad.h_top &&

@@ -67,38 +67,39 @@ struct ConvDesc {
   // Causal 3x3x3 over [N, T, H, W, C]. For T = 1 only the kt = 2 weight slice sees data.
   static ConvDesc causal3x3x3(int64_t n, int64_t t, int64_t h, int64_t w, int64_t cin,
                               int64_t cout, DType dt = DType::kBF16) {
-    ConvDesc d;
-    d.kind = ConvKind::kCausal3x3x3;
-    d.n = n; d.t = t; d.h = h; d.w = w; d.cin = cin; d.cout = cout;
-    d.kt = 3; d.kh = 3; d.kw = 3;
-    d.pad = {2, 0, 1, 1, 1, 1};
-    d.set_dtypes(dt);
-    d.set_dense_strides();
-    return d;
+    return vae_conv(ConvKind::kCausal3x3x3, n, t, h, w, cin, cout, dt);
   }
   // ZeroPad2d((0,1,0,1)) + Conv2d(k=3, s=2, p=0), per frame of [N, T, H, W, C].
   static ConvDesc downsample(int64_t n, int64_t t, int64_t h, int64_t w, int64_t cin,
                              int64_t cout, DType dt = DType::kBF16) {
-    ConvDesc d;
-    d.kind = ConvKind::kDownsample;
-    d.n = n; d.t = t; d.h = h; d.w = w; d.cin = cin; d.cout = cout;
-    d.kt = 1; d.kh = 3; d.kw = 3;
-    d.stride_h = 2; d.stride_w = 2;
-    d.pad = {0, 0, 0, 1, 0, 1};
-    d.set_dtypes(dt);
-    d.set_dense_strides();
-    return d;
+    return vae_conv(ConvKind::kDownsample, n, t, h, w, cin, cout, dt);
   }
   // Upsample(nearest-exact, x2) + Conv2d(k=3, s=1, p=1), per frame; h, w are the source sizes.
   static ConvDesc upsample2x(int64_t n, int64_t t, int64_t h, int64_t w, int64_t cin,
                              int64_t cout, DType dt = DType::kBF16) {
+    return vae_conv(ConvKind::kUpsample, n, t, h, w, cin, cout, dt);
+  }
+  // The conv of kind `kind` as the VAE runs it (the factories above): 3 x 3 spatial taps, and
+  // per kind its time taps, stride, padding and upsample; dense tensors.
+  static ConvDesc vae_conv(ConvKind kind, int64_t n, int64_t t, int64_t h, int64_t w, int64_t cin,
+                           int64_t cout, DType dt = DType::kBF16) {
     ConvDesc d;
-    d.kind = ConvKind::kUpsample;
+    d.kind = kind;
     d.n = n; d.t = t; d.h = h; d.w = w; d.cin = cin; d.cout = cout;
-    d.kt = 1; d.kh = 3; d.kw = 3;
-    d.pad = {0, 0, 1, 1, 1, 1};
-    d.upsample = 2;
-    d.upsample_mode = UpsampleMode::kNearestExact;
+    d.kt = kind == ConvKind::kCausal3x3x3 ? 3 : 1;
+    d.kh = 3; d.kw = 3;
+    switch (kind) {
+      case ConvKind::kCausal3x3x3: d.pad = {2, 0, 1, 1, 1, 1}; break;
+      case ConvKind::kDownsample:
+        d.stride_h = d.stride_w = 2;
+        d.pad = {0, 0, 0, 1, 0, 1};
+        break;
+      case ConvKind::kUpsample:
+        d.pad = {0, 0, 1, 1, 1, 1};
+        d.upsample = 2;
+        d.upsample_mode = UpsampleMode::kNearestExact;
+        break;
+    }
     d.set_dtypes(dt);
     d.set_dense_strides();
     return d;

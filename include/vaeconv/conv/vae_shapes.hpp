@@ -22,12 +22,7 @@ struct VaeShape {
   int resolution;    // 1024 or 1328: which image size the call count belongs to
 
   ConvDesc desc(DType dt = DType::kBF16, int64_t n = 1, int64_t t = 1) const {
-    switch (kind) {
-      case ConvKind::kCausal3x3x3: return ConvDesc::causal3x3x3(n, t, h, w, cin, cout, dt);
-      case ConvKind::kDownsample: return ConvDesc::downsample(n, t, h, w, cin, cout, dt);
-      case ConvKind::kUpsample: return ConvDesc::upsample2x(n, t, h, w, cin, cout, dt);
-    }
-    return {};
+    return ConvDesc::vae_conv(kind, n, t, h, w, cin, cout, dt);
   }
 };
 
