@@ -67,8 +67,9 @@ void check_tap_reduce(ConvDesc d, uint32_t seed) {
   int64_t valid_a = 0, zero_a = 0;
   for (int by = 0; by < d.n * d.out_t(); ++by)
     for (int bx = 0; bx < p.m_blocks; ++bx) {
-      const kernel::PatchCoord pc = kernel::patch_coord<Patch>(p, bx, by);
-      const int64_t base = kernel::input_view_offset(p, pc.frame);
+      const kernel::BlockCoord pc = kernel::tile_coord<kernel::TapReduceTiling<Patch>, BM, BN>(
+          p, by * p.m_blocks + bx);
+      const int64_t base = kernel::input_view_offset(p, pc);
       // One gather pair per copy role, as in the kernel.
       std::vector<kernel::HaloGather<Patch, kRowsA, kRowStep, BK, kElemBytes>> ga(kThreads);
       std::vector<kernel::TapColumnGather<Patch, kRowsB, kRowStep, BK, kElemBytes>> gb(kThreads);
@@ -136,7 +137,7 @@ void check_tap_reduce(ConvDesc d, uint32_t seed) {
               for (int kw = 0; kw < 3; ++kw)
                 v += part[size_t(Patch::halo_row(r, c, kh, kw)) * BN +
                           Patch::column(kh * 3 + kw, co, p.cout)];
-            const size_t o = size_t((((pc.frame.n * d.out_t() + pc.frame.ot) * d.out_h() + oh) *
+            const size_t o = size_t((((pc.n * d.out_t() + pc.ot) * d.out_h() + oh) *
                                          d.out_w() + ow) * d.cout + co);
             got[o] = v;
             ++writes[o];

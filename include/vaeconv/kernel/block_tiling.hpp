@@ -5,19 +5,46 @@
 // pixel block is differs: a run of BM consecutive pixels (LinearTiles: the implicit GEMM), or a
 // patch of kRows x kCols output pixels, patch_cols per frame row (PatchTiles: the tap-reduce,
 // halo and tap-row kernels). The host grid (block_grid, api/kernel_plan.hpp) reads the tiling of
-// a kernel (Kernel::Tiling) and sets m_blocks and patch_cols from it.
+// a kernel (Kernel::Tiling) and sets m_blocks and patch_cols from it; a block finds its tile's
+// coordinates with tile_coord, the one mapping of every family.
 #pragma once
+
+#include "vaeconv/core/config.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
 
 namespace vaeconv::kernel {
 
 struct LinearTiles {
   static constexpr bool kPatches = false;
+  static constexpr bool kOneCoutTile = false;
   static constexpr int kRows = 0, kCols = 0;  // (no patch)
 };
-template <int Rows, int Cols>
+// OneCoutTile: the family's BN holds every channel it takes (n_tiles is 1; the tap-reduce kernel).
+template <int Rows, int Cols, bool OneCoutTile = false>
 struct PatchTiles {
   static constexpr bool kPatches = true;
+  static constexpr bool kOneCoutTile = OneCoutTile;
   static constexpr int kRows = Rows, kCols = Cols;
 };
+
+// Tile i's coordinates: frame i / (m_blocks * n_tiles); inside it, Cout tile x % n_tiles of pixel
+// block x / n_tiles (x = i % per frame), the pixel block a run of BM pixels from m0 or the patch
+// from (oh0, ow0), patch_cols patches per frame row.
+template <class Tiling, int BM, int BN>
+VAECONV_HD inline BlockCoord tile_coord(const ConvParams& p, int tile) {
+  const int per_frame = Tiling::kOneCoutTile ? p.m_blocks : p.m_blocks * p.n_tiles;
+  const int x = tile % per_frame;
+  BlockCoord b = frame_coord(p, tile / per_frame);
+  const int block = Tiling::kOneCoutTile ? x : x / p.n_tiles;
+  b.n0 = Tiling::kOneCoutTile ? 0 : (x % p.n_tiles) * BN;
+  if constexpr (Tiling::kPatches) {
+    b.oh0 = (block / p.patch_cols) * Tiling::kRows;
+    b.ow0 = (block % p.patch_cols) * Tiling::kCols;
+  } else {
+    b.m0 = block * BM;
+  }
+  return b;
+}
 
 }  // namespace vaeconv::kernel

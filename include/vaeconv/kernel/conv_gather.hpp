@@ -44,12 +44,14 @@ using UpsampleGeometry = Geometry<1, 1, 2>;
 // whose taps are the 2 x 2 window at (p, q) of the 3 x 3 grid (ConvParams::tap_h0 / tap_w0).
 using UpsamplePhaseGeometry = Geometry<1, 1, 1, 2>;
 
-// Block-level coordinates: which frame, which pixels, which output channels.
+// Block-level coordinates, of every kernel family (block_tiling.hpp: tile_coord): which frame,
+// which pixels, which output channels.
 struct BlockCoord {
   int n, ot;       // frame
-  int m0;          // first pixel of the block inside the frame
+  int m0;          // first pixel of the block inside the frame (linear tilings; 0 for patches)
   int n0;          // first output channel
   int it_lo;       // first input time slice the block can touch (the input view's base)
+  int oh0, ow0;    // the patch's first output pixel (patch tilings; 0 for linear ones)
 };
 
 // The frame of block row y (m0 = n0 = 0).
@@ -59,6 +61,8 @@ VAECONV_HD inline BlockCoord frame_coord(const ConvParams& p, int block_y) {
   b.ot = block_y % p.to;
   b.m0 = 0;
   b.n0 = 0;
+  b.oh0 = 0;
+  b.ow0 = 0;
   const int it0 = b.ot + p.kt_base - p.pad_t;
   b.it_lo = it0 < 0 ? 0 : it0;
   return b;

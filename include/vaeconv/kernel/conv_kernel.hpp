@@ -41,11 +41,6 @@ struct ConvKernel {
   using Tiling = LinearTiles;
   VAECONV_HD static int k_tiles(const ConvParams& p) { return (p.k + Policy::BK - 1) / Policy::BK; }
 
-  // Tile i's block coordinates (the tile order in the header comment).
-  VAECONV_DEVICE static BlockCoord tile_coord(const ConvParams& p, int i) {
-    const int per_frame = p.m_blocks * p.n_tiles;
-    return block_coord(p, i % per_frame, i / per_frame, Policy::BM, Policy::BN);
-  }
 
   // The epilogue's staging fits above the prologue's buffers.
   static constexpr bool kOverlapEpilogue = EpilogueShape<Policy>::kFitsAboveAhead;
@@ -56,7 +51,7 @@ struct ConvKernel {
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
     int tile = blockIdx.x;
     if (tile >= p.tiles) return;
-    BlockCoord b = tile_coord(p, tile);
+    BlockCoord b = kernel::tile_coord<LinearTiles, Policy::BM, Policy::BN>(p, tile);
 
     // Copy roles: thread -> (row0, chunk) of both operand tiles.
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
@@ -127,7 +122,7 @@ VAECONV_UNROLL
         tile += int(gridDim.x);
         const bool more = tile < p.tiles;
         if (more) {  // the next tile's first K tiles land in buffers 0 .. kAhead-1 meanwhile
-          b = tile_coord(p, tile);
+          b = kernel::tile_coord<LinearTiles, Policy::BM, Policy::BN>(p, tile);
           start_tile();
           Gemm::prologue(slot, k_tiles, issue);
         }

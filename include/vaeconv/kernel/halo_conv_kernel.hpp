@@ -10,7 +10,7 @@
 // The halo is copied once per block (in the first K tile's copy group), so the K loop's copies are
 // the weights' alone: per K tile one 16-byte chunk per thread for 96 output channels instead of
 // seven, and no gather arithmetic. Block tile i is patch (i / n_tiles) % patches of frame
-// i / (patches * n_tiles), Cout tile i % n_tiles (halo_coord). One tile per block.
+// i / (patches * n_tiles), Cout tile i % n_tiles (tile_coord). One tile per block.
 //
 // Which convs (HaloFamilyOf, dispatch.hpp): causal, T = 1 (one time tap), Cin a multiple
 // of the atom's K step and at most the halo's kMaxCin (96), the wide tile; there it measured
@@ -60,21 +60,6 @@ VAECONV_DEVICE VAECONV_FORCE_INLINE void with_steps(int n, F&& f) {
   f(std::integral_constant<int, N>{});
 }
 
-// Block `block` of a halo kernel (this one or tap_row_conv_kernel.hpp): its patch and Cout tile
-// (halo_coord, patches of Halo::kRows x Halo::kCols pixels) and the frame they lie in.
-struct HaloBlock {
-  HaloCoord hc;
-  BlockCoord b;
-};
-template <class Halo, int BN>
-VAECONV_DEVICE VAECONV_FORCE_INLINE HaloBlock halo_block(const ConvParams& p, int block) {
-  HaloBlock h;
-  h.hc = halo_coord(block, p.patch_cols, p.m_blocks, p.n_tiles, Halo::kRows, Halo::kCols, BN);
-  h.b = frame_coord(p, h.hc.frame);
-  h.b.n0 = h.hc.n0;
-  return h;
-}
-
 template <class Policy>
 struct HaloConvKernel {
   using Halo = typename Policy::Halo;
@@ -96,9 +81,7 @@ struct HaloConvKernel {
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    const HaloBlock blk = halo_block<Halo, Policy::BN>(p, int(blockIdx.x));
-    const HaloCoord& hc = blk.hc;
-    const BlockCoord& b = blk.b;
+    const BlockCoord b = tile_coord<Tiling, Policy::BM, Policy::BN>(p, int(blockIdx.x));
     char* halo = smem;
     char* stages = smem + Policy::kHaloBytes;
 
@@ -118,7 +101,7 @@ struct HaloConvKernel {
     };
 
     // The halo's copies join the first K tile's group: the pipeline's first wait covers them.
-    load_halo(p, b, hc, halo);
+    load_halo(p, b, halo);
     const int k_tiles = HaloConvKernel::k_tiles(p);
     Slot slot[Gemm::kAhead];
     Gemm::prologue(slot, k_tiles, issue);
@@ -165,7 +148,7 @@ struct HaloConvKernel {
     FragC acc[Policy::kAtomsM][Policy::kAtomsN];
     Gemm::mainloop(acc, k_tiles, slot, issue, flush, compute);
 
-    Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{hc.oh0, hc.ow0, p.ho, p.wo}, acc, wm0, wn0,
+    Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{b.oh0, b.ow0, p.ho, p.wo}, acc, wm0, wn0,
                           lane, smem);
   }
 
@@ -173,7 +156,7 @@ struct HaloConvKernel {
   // Copies chunk j of every halo pixel (zeros outside the frame: the conv's padding). Threads
   // take consecutive chunks of one pixel (16-byte runs of one NHWC row), so the reads coalesce.
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void load_halo(const ConvParams& p,
-                                                           const BlockCoord& b, const HaloCoord& hc,
+                                                           const BlockCoord& b,
                                                            char* halo) {
     constexpr int kElemBytes = Policy::kElemBytes;
     const int tid = threadIdx.x;
@@ -189,7 +172,7 @@ struct HaloConvKernel {
     const auto view = Arch::make_view(x_frame, p.x_view_bytes);
     for (int q = tid; q < total; q += Policy::kThreads) {
       const int hr = Halo::halo_row(hp), hcol = Halo::halo_col(hp);
-      const int ih = hc.oh0 - 1 + hr, iw = hc.ow0 - 1 + hcol;
+      const int ih = b.oh0 - 1 + hr, iw = b.ow0 - 1 + hcol;
       const bool ok = t_ok && unsigned(ih) < unsigned(p.h) && unsigned(iw) < unsigned(p.w_);
       // Unsigned products, as in the gathers: a pad pixel's offset is never read.
       const uint32_t e = uint32_t(it_rel) * uint32_t(p.in_st) + uint32_t(ih) * uint32_t(p.in_sh) +

@@ -90,24 +90,4 @@ struct HaloCursor {
   }
 };
 
-// The output patch of halo tile i: tiles are numbered frame by frame, the Cout tiles of one patch
-// adjacent, patches row-major over the frame.
-struct HaloCoord {
-  int frame;         // n * To + ot
-  int oh0, ow0;      // the patch's first output pixel
-  int n0;            // first output channel
-};
-VAECONV_HD inline HaloCoord halo_coord(int tile, int patch_cols, int patches, int n_tiles,
-                                       int rows, int cols, int bn) {
-  HaloCoord h;
-  const int per_frame = patches * n_tiles;
-  h.frame = tile / per_frame;
-  const int rem = tile % per_frame;
-  const int patch = rem / n_tiles;
-  h.n0 = (rem % n_tiles) * bn;
-  h.oh0 = (patch / patch_cols) * rows;
-  h.ow0 = (patch % patch_cols) * cols;
-  return h;
-}
-
 }  // namespace vaeconv::kernel

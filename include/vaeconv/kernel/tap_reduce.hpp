@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "vaeconv/core/config.hpp"
+#include "vaeconv/kernel/block_tiling.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 
@@ -47,20 +48,9 @@ struct HaloPatch {
   }
 };
 
-// Which frame and which output patch block (x, y) computes. x = patch row * patch_cols + patch col.
-struct PatchCoord {
-  BlockCoord frame;  // n, ot, it_lo (m0 = n0 = 0: the patch replaces the pixel range)
-  int oh0, ow0;      // the patch's first output pixel
-};
-
+// The tiling of a tap-reduce kernel (block_tiling.hpp): output patches of Patch, one Cout tile.
 template <class Patch>
-VAECONV_HD inline PatchCoord patch_coord(const ConvParams& p, int block_x, int block_y) {
-  PatchCoord pc;
-  pc.frame = frame_coord(p, block_y);
-  pc.oh0 = (block_x / p.patch_cols) * Patch::kOutRows;
-  pc.ow0 = (block_x % p.patch_cols) * Patch::kOutCols;
-  return pc;
-}
+using TapReduceTiling = PatchTiles<Patch::kOutRows, Patch::kOutCols, /*OneCoutTile=*/true>;
 
 // The K walk of both gathers: K = (kt, c), channels fastest. A thread's chunk never straddles a
 // time tap because Cin is a multiple of the chunk.
@@ -96,10 +86,10 @@ struct HaloGather {
   int it_rel0, t_rel_end, k_end;
   bool slice_ok;         // the current time tap exists and k < K (the same for every row)
 
-  VAECONV_HD void init(const ConvParams& p, const PatchCoord& pc, int row0, int chunk) {
+  VAECONV_HD void init(const ConvParams& p, const BlockCoord& pc, int row0, int chunk) {
     cur.init(chunk * kChunkElems, p.cin);
-    it_rel0 = pc.frame.ot + p.kt_base - p.pad_t - pc.frame.it_lo;
-    t_rel_end = p.t - pc.frame.it_lo;
+    it_rel0 = pc.ot + p.kt_base - p.pad_t - pc.it_lo;
+    t_rel_end = p.t - pc.it_lo;
     k_end = p.taps_t * p.cin;
     slice_ok = slice_valid();
 VAECONV_UNROLL
@@ -125,21 +115,21 @@ VAECONV_UNROLL
   VAECONV_HD bool slice_valid() const {
     return cur.k < k_end && unsigned(it_rel0 + cur.kt) < unsigned(t_rel_end);
   }
-  VAECONV_HD static int halo_ih(const PatchCoord& pc, int m) {
+  VAECONV_HD static int halo_ih(const BlockCoord& pc, int m) {
     return pc.oh0 - 1 + m / Patch::kHaloCols;
   }
-  VAECONV_HD static int halo_iw(const PatchCoord& pc, int m) {
+  VAECONV_HD static int halo_iw(const BlockCoord& pc, int m) {
     return pc.ow0 - 1 + m % Patch::kHaloCols;
   }
-  VAECONV_HD static bool pixel_in_frame(const ConvParams& p, const PatchCoord& pc, int m) {
+  VAECONV_HD static bool pixel_in_frame(const ConvParams& p, const BlockCoord& pc, int m) {
     return m < Patch::kPixels && unsigned(halo_ih(pc, m)) < unsigned(p.h) &&
            unsigned(halo_iw(pc, m)) < unsigned(p.w_);
   }
-  VAECONV_HD bool valid(const ConvParams& p, const PatchCoord& pc, int m) const {
+  VAECONV_HD bool valid(const ConvParams& p, const BlockCoord& pc, int m) const {
     return pixel_in_frame(p, pc, m) && slice_valid();
   }
   // Byte offset of row m's 16-byte chunk from the block's input view (meaningful when valid).
-  VAECONV_HD uint32_t at(const ConvParams& p, const PatchCoord& pc, int m) const {
+  VAECONV_HD uint32_t at(const ConvParams& p, const BlockCoord& pc, int m) const {
     const uint32_t e = uint32_t(it_rel0 + cur.kt) * uint32_t(p.in_st) +
                        uint32_t(halo_ih(pc, m)) * uint32_t(p.in_sh) +
                        uint32_t(halo_iw(pc, m)) * uint32_t(p.in_sw) + uint32_t(cur.c);

@@ -49,14 +49,10 @@ struct TapReduceKernel {
   // every channel the family takes), one patch per block.
   using PolicyT = Policy;
   using Geometry = void;
-  using Tiling = PatchTiles<Patch::kOutRows, Patch::kOutCols>;
+  using Tiling = TapReduceTiling<Patch>;
   static constexpr bool kPersistent = false;
   VAECONV_HD static int k_tiles(const ConvParams& p) {
     return (p.taps_t * p.cin + Policy::BK - 1) / Policy::BK;
-  }
-
-  VAECONV_DEVICE static PatchCoord tile_patch(const ConvParams& p, int tile) {
-    return patch_coord<Patch>(p, tile % p.m_blocks, tile / p.m_blocks);
   }
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
@@ -64,7 +60,7 @@ struct TapReduceKernel {
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
     const int tile = blockIdx.x;
     if (tile >= p.tiles) return;
-    const PatchCoord pc = tile_patch(p, tile);
+    const BlockCoord pc = tile_coord<Tiling, Policy::BM, Policy::BN>(p, tile);
 
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
@@ -77,7 +73,7 @@ struct TapReduceKernel {
       ga.init(p, pc, row0, chunk);
       gb.init(p, row0, chunk);
       const char* x_frame =
-          static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, pc.frame);
+          static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, pc);
       view_a = Arch::make_view(x_frame, p.x_view_bytes);
     };
 
@@ -108,7 +104,7 @@ struct TapReduceKernel {
   // The epilogue: the partials to LDS, then each output's nine taps summed, scaled, stored.
   template <class FragC>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void reduce(
-      const ConvParams& p, const PatchCoord& pc, FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
+      const ConvParams& p, const BlockCoord& pc, FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
       int wm0, int wn0, int lane, char* smem) {
     const int tid = threadIdx.x;
     // 1. The partials P (fp32) to LDS, in the atom's C layout.
@@ -125,7 +121,7 @@ VAECONV_UNROLL
 
     // 2. One thread per output pixel, all its channels: nine partials each, read from the halo
     //    rows around it. Per-channel scale and bias are loaded once.
-    const int64_t frame_out = int64_t(pc.frame.n) * p.out_sn + int64_t(pc.frame.ot) * p.out_st;
+    const int64_t frame_out = int64_t(pc.n) * p.out_sn + int64_t(pc.ot) * p.out_st;
     const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
     const float y_scale = p.y_fp8 ? p.y_scale[0] : 1.f;
     float scale[kMaxCout], bias[kMaxCout];

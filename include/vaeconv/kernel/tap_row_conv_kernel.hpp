@@ -19,7 +19,7 @@
 // order: the 9 elements of kernel row kh sit 18 bytes apart, too unaligned for 16-byte copies
 // into LDS; the element loads this replaced cost 11 % of the kernel's time, session 12). One
 // tile per block: block i is patch (i / n_tiles) % patches of frame i / (patches * n_tiles),
-// Cout tile i % n_tiles (halo_coord). Built where the halo kernel is (kHaloKernel: the atom must
+// Cout tile i % n_tiles (tile_coord). Built where the halo kernel is (kHaloKernel: the atom must
 // read LDS itself, wgmma); TapRowFamily (dispatch.hpp) says which convs.
 #pragma once
 #include <cstdint>
@@ -75,13 +75,11 @@ struct TapRowConvKernel {
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    const HaloBlock blk = halo_block<Halo, Policy::BN>(p, int(blockIdx.x));
-    const HaloCoord& hc = blk.hc;
-    const BlockCoord& b = blk.b;
+    const BlockCoord b = tile_coord<Tiling, Policy::BM, Policy::BN>(p, int(blockIdx.x));
     char* halo = smem;
     char* lb = smem + Policy::kHaloBytes;  // B: stage 0 of the policy's layout
 
-    fill(p, b, hc, halo, lb);
+    fill(p, b, halo, lb);
     Atom::publish_lds();  // the generic stores above, visible to the tensor cores after the barrier
     __syncthreads();
 
@@ -110,7 +108,7 @@ struct TapRowConvKernel {
     Gemm::fence_all(acc);
     __syncthreads();  // the epilogue stages in the halo's and B's LDS
 
-    Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{hc.oh0, hc.ow0, p.ho, p.wo}, acc, wm0, wn0,
+    Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{b.oh0, b.ow0, p.ho, p.wo}, acc, wm0, wn0,
                           lane, smem);
   }
 
@@ -126,7 +124,7 @@ struct TapRowConvKernel {
   static_assert(kBRowChunks * 16 <= kPackRowBytes, "inside a packed row (a multiple of these)");
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void fill(const ConvParams& p, const BlockCoord& b,
-                                                      const HaloCoord& hc, char* halo, char* lb) {
+                                                      char* halo, char* lb) {
     const int tid = int(threadIdx.x);
     // Tap row q = (hr, c) of the halo: input row oh0 - 1 + hr, columns ow0 + c - 1 .. + 1, all
     // three channels (zeros outside the frame: the conv's padding). Neighbouring threads read
@@ -140,7 +138,7 @@ VAECONV_UNROLL
     for (int round = 0; round < kHaloRounds; ++round) {
       const int q = tid + round * Policy::kThreads;
       const int hr = q / Halo::kHaloCols, c = q % Halo::kHaloCols;
-      const int ih = hc.oh0 - 1 + hr, iw = hc.ow0 - 1 + c;
+      const int ih = b.oh0 - 1 + hr, iw = b.ow0 - 1 + c;
       const bool row_ok = q < Halo::kHaloPixels && t_ok && unsigned(ih) < unsigned(p.h);
       // Unsigned arithmetic, as in the gathers: a pad pixel's offset is formed but never read.
       const uint32_t base = uint32_t(it_rel) * uint32_t(p.in_st) +
