@@ -13,6 +13,7 @@
 #include "vaeconv/api/device_arch.hpp"
 #include "vaeconv/api/device_weights.hpp"
 #include "vaeconv/api/fp8_sanitize.hpp"
+#include "vaeconv/api/stream_cache.hpp"
 #include "vaeconv_kernels.hpp"
 
 struct vaeconv_weights {
@@ -143,6 +144,58 @@ extern "C" int vaeconv_conv_bf16(const vaeconv_conv_shape* shape, const void* x,
     return report({vaeconv::StatusCode::kInvalidArgument, "weights is null"}, msg, msg_len);
   const vaeconv::ConvArgs args{x, weights->device.view(), bias, residual, y};
   return report(vaeconv::precompiled::conv_forward(d, args, stream), msg, msg_len);
+}
+
+namespace {
+// The cached conv's description: the causal shape with cache_frames in front of x.
+vaeconv::Status to_cached_desc(const vaeconv_conv_shape* shape, int32_t cache_frames,
+                               vaeconv::DType dt, vaeconv::ConvDesc* d) {
+  VAECONV_RETURN_IF_ERROR(to_desc(shape, d, dt));
+  if (shape->kind != VAECONV_CAUSAL_3X3X3)
+    return {vaeconv::StatusCode::kInvalidArgument, "a cached conv is VAECONV_CAUSAL_3X3X3"};
+  if (cache_frames < 0 || cache_frames > 2)
+    return {vaeconv::StatusCode::kInvalidArgument,
+            "cache_frames must be 0, 1 or 2, not " + std::to_string(cache_frames)};
+  *d = vaeconv::ConvDesc::causal3x3x3_cached(shape->n, shape->t, shape->h, shape->w, shape->cin,
+                                             shape->cout, cache_frames, dt);
+  return d->validate();
+}
+}  // namespace
+
+extern "C" int vaeconv_conv_cached(const vaeconv_conv_shape* shape, int32_t cache_frames,
+                                   const void* cache, const void* x, const float* x_scale,
+                                   const vaeconv_weights* weights, const float* bias,
+                                   const void* residual, void* y, void* stream, char* msg,
+                                   size_t msg_len) {
+  if (weights == nullptr)
+    return report({vaeconv::StatusCode::kInvalidArgument, "weights is null"}, msg, msg_len);
+  const vaeconv::WeightsView w = weights->device.view();
+  vaeconv::ConvDesc d;  // conv_forward checks the device after the arguments
+  const vaeconv::Status s = to_cached_desc(shape, cache_frames, w.info.dtype, &d);
+  if (!s.ok()) return report(s, msg, msg_len);
+  vaeconv::ConvArgs args{x, w, bias, residual, y, x_scale, nullptr};
+  args.cache = cache;
+  return report(vaeconv::precompiled::conv_forward(d, args, stream), msg, msg_len);
+}
+
+extern "C" int vaeconv_write_stream_cache(const vaeconv_conv_shape* shape, int32_t cache_frames,
+                                          const void* cache, const void* x, int32_t elem_bytes,
+                                          void* new_cache, void* stream, char* msg,
+                                          size_t msg_len) {
+  if (elem_bytes != 1 && elem_bytes != 2)
+    return report({vaeconv::StatusCode::kInvalidArgument,
+                   "elem_bytes must be 2 (bf16) or 1 (fp8), not " + std::to_string(elem_bytes)},
+                  msg, msg_len);
+  vaeconv::ConvDesc d;
+  const vaeconv::Status s = to_cached_desc(
+      shape, cache_frames, elem_bytes == 1 ? vaeconv::DType::kFP8E4M3 : vaeconv::DType::kBF16, &d);
+  if (!s.ok()) return report(s, msg, msg_len);
+  const int frames = vaeconv::stream_cache_frames(d);
+  return report(vaeconv::write_stream_cache(
+                    d, cache, x, new_cache,
+                    vaeconv::Strides5::dense(frames, d.h, d.w, d.cin),
+                    static_cast<hipStream_t>(stream)),
+                msg, msg_len);
 }
 
 extern "C" int vaeconv_check_device(int fp8, char* msg, size_t msg_len) {

@@ -76,6 +76,26 @@ int vaeconv_conv_fp8(const vaeconv_conv_shape* shape, const void* x, const float
                      const vaeconv_weights* weights, const float* bias, const void* residual,
                      void* y, const float* y_scale, void* stream, char* msg, size_t msg_len);
 
+/* The causal conv of a video chunk (shape->kind VAECONV_CAUSAL_3X3X3, shape->t new frames) with
+ * cache_frames (0..2) cached frames in front of x, read in place: cache is dense
+ * [N, cache_frames, H, W, Cin] in x's dtype (NULL when cache_frames = 0), and the conv is the
+ * causal conv of cat(cache, x) with 2 - cache_frames frames of zero front pad (T_out = t).
+ * The operand type is the weights': bf16 (x_scale NULL) or fp8 (x_scale, device, shared by x and
+ * the cache). The weights must hold every time tap: create them for a shape with t >= 2 (a
+ * shape with t = 1 packs only the last tap, which only an uncached t = 1 conv reads). */
+int vaeconv_conv_cached(const vaeconv_conv_shape* shape, int32_t cache_frames, const void* cache,
+                        const void* x, const float* x_scale, const vaeconv_weights* weights,
+                        const float* bias, const void* residual, void* y, void* stream, char* msg,
+                        size_t msg_len);
+
+/* The next chunk's cache after that conv: the last min(2, cache_frames + t) frames of
+ * cat(cache, x), written densely to new_cache [N, frames, H, W, Cin] with device copies on
+ * `stream` (no cat). elem_bytes: 2 (bf16) or 1 (fp8). new_cache may be cache itself when it has
+ * room for the frames. */
+int vaeconv_write_stream_cache(const vaeconv_conv_shape* shape, int32_t cache_frames,
+                               const void* cache, const void* x, int32_t elem_bytes,
+                               void* new_cache, void* stream, char* msg, size_t msg_len);
+
 /* VAECONV_OK when the current device runs this build's kernels for the operand type (fp8 = 0:
  * bf16, 1: e4m3fn); VAECONV_UNSUPPORTED naming the device's architecture otherwise. Lets a caller
  * (the Python package's patch layer) choose its fallback before the first conv. */

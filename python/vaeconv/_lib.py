@@ -85,6 +85,8 @@ def _declare(lib):
         "vaeconv_quantize_fp8_workspace_bytes": (sz, [i64]),
         "vaeconv_quantize_fp8": (ctypes.c_int, [vp, i64, vp, vp, vp, sz, vp, cp, sz]),
         "vaeconv_conv_fp8": (ctypes.c_int, [shape_p, vp, vp, vp, vp, vp, vp, vp, vp, cp, sz]),
+        "vaeconv_conv_cached": (ctypes.c_int, [shape_p, ctypes.c_int32, vp, vp, vp, vp, vp, vp,
+                                               vp, vp, cp, sz]),
         "vaeconv_check_device": (ctypes.c_int, [ctypes.c_int, cp, sz]),
         "vaeconv_version": (ctypes.c_char_p, []),
         "vaeconv_backend": (ctypes.c_char_p, []),

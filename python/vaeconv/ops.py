@@ -3,6 +3,10 @@
   torch.ops.vaeconv.causal_conv3d(x, weight, bias=None, residual=None, fp8=False)
       x [N, Cin, T, H, W], weight [Cout, Cin, 3, 3, 3]: F.pad(x, (1, 1, 1, 1, 2, 0)) then conv3d
       (QwenImageCausalConv3d / WanCausalConv3d without a cache); T = 1 uses weight[:, :, 2].
+  torch.ops.vaeconv.causal_conv3d_cached(x, cache, weight, bias=None, residual=None, fp8=False)
+      the same conv of a video chunk with cache [N, Cin, 1 or 2, H, W] (the frames before x: Wan's
+      / Qwen-Image's cache_x) read in place: torch.cat([cache, x], 2), F.pad(..., 2 - frames in
+      front) then conv3d, without the cat (bf16; fp8 quantizes cat(cache, x) with one scale).
   torch.ops.vaeconv.downsample_conv2d(x, weight, bias=None, residual=None, fp8=False)
       x [N, Cin, H, W] or [N, Cin, T, H, W] (frame by frame), weight [Cout, Cin, 3, 3]:
       ZeroPad2d((0, 1, 0, 1)) then a 3x3 conv with stride 2.
@@ -34,7 +38,7 @@ import torch.nn.functional as F
 from . import _lib
 from ._lib import VaeconvError
 
-__all__ = ["causal_conv3d", "downsample_conv2d", "upsample_conv2d", "output_size",
+__all__ = ["causal_conv3d", "causal_conv3d_cached", "downsample_conv2d", "upsample_conv2d", "output_size",
            "clear_weight_cache", "release_weights", "weight_cache_size", "VaeconvError"]
 
 CAUSAL, DOWNSAMPLE, UPSAMPLE = _lib.CAUSAL_3X3X3, _lib.DOWNSAMPLE, _lib.UPSAMPLE
@@ -281,6 +285,89 @@ def reference_conv(kind, x, weight, bias=None):
     return y
 
 
+def _check_cache(x, cache):
+    bad = _lib.INVALID_ARGUMENT
+    if cache.dim() != 5 or cache.shape[2] not in (1, 2) or cache.shape[0] != x.shape[0] \
+            or cache.shape[1] != x.shape[1] or tuple(cache.shape[3:]) != tuple(x.shape[3:]):
+        _fail(bad, CAUSAL, f"cache must be [{x.shape[0]}, {x.shape[1]}, 1 or 2, {x.shape[3]}, "
+                           f"{x.shape[4]}] for x {tuple(x.shape)}, got {tuple(cache.shape)}")
+    if cache.dtype != torch.bfloat16:
+        _fail(_lib.UNSUPPORTED, CAUSAL, f"cache must be bfloat16, got {cache.dtype}")
+    if cache.device != x.device:
+        _fail(bad, CAUSAL, f"cache is on {cache.device}, x on {x.device}")
+
+
+def reference_conv_cached(x, cache, weight, bias=None):
+    """What causal_conv3d_cached replaces: diffusers' cat + pad + conv3d."""
+    xc = torch.cat([cache.to(x.dtype), x], dim=2)
+    return F.conv3d(F.pad(xc, (1, 1, 1, 1, 2 - cache.shape[2], 0)), weight.to(x.dtype),
+                    None if bias is None else bias.to(x.dtype))
+
+
+def _run_cached(x, cache, weight, bias, residual, fp8):
+    out_shape = _check(CAUSAL, x, weight, bias, residual)
+    _check_cache(x, cache)
+    frames = cache.shape[2]
+    if x.device.type == "cpu":
+        y = reference_conv_cached(x.float(), cache.float(), weight.float(),
+                                  None if bias is None else bias.float())
+        if residual is not None:
+            y = y + residual.float()
+        out = _empty_channels_last(tuple(y.shape), x)
+        out.copy_(y)
+        return out
+    if x.device.type != "cuda":
+        _fail(_lib.UNSUPPORTED, CAUSAL, f"tensors on {x.device}: vaeconv runs on CUDA or HIP devices")
+    lib = _lib.load()
+    with torch.cuda.device(x.device):
+        n, t = x.shape[0], x.shape[2]
+        shape = _lib.ConvShape(CAUSAL, n, t, x.shape[-2], x.shape[-1], x.shape[1], weight.shape[0])
+        # Every time tap is packed (a shape with T >= 2): a cached T = 1 chunk reads all three.
+        pack_shape = _lib.ConvShape(CAUSAL, n, max(t, 2), x.shape[-2], x.shape[-1], x.shape[1],
+                                    weight.shape[0])
+        entry = _packed(CAUSAL, weight, pack_shape, fp8)
+        b = _bias_f32(entry, bias)
+        y = _empty_channels_last(out_shape, x)
+        r = _channels_last_view(residual) if residual is not None else None
+        stream = _stream_of(x.device)
+        vp = ctypes.c_void_p
+        bptr = vp(b.data_ptr()) if b is not None else None
+        rptr = vp(r.data_ptr()) if r is not None else None
+        buf = _lib.message_buffer()
+        if not fp8:
+            xv, cv = _channels_last_view(x), _channels_last_view(cache)
+            code = lib.vaeconv_conv_cached(ctypes.byref(shape), frames, vp(cv.data_ptr()),
+                                           vp(xv.data_ptr()), None, entry.handle, bptr, rptr,
+                                           vp(y.data_ptr()), stream, buf, len(buf))
+            _lib.check(code, buf, f"causal_conv3d_cached {tuple(x.shape)} + {frames} cached frames")
+            return y
+        # fp8: x and the cache share one scale, so they are quantized together (one cat).
+        xc = _channels_last_view(torch.cat([cache, x], dim=2))
+        count = xc.numel()
+        ws = lib.vaeconv_quantize_fp8_workspace_bytes(count)
+        if ws == 0:
+            _fail(_lib.INVALID_ARGUMENT, CAUSAL, f"no fp8 quantize workspace for {count} elements")
+        xq = torch.empty(xc.shape, dtype=torch.uint8, device=x.device)
+        scale = torch.empty(1, dtype=torch.float32, device=x.device)
+        work = torch.empty(ws, dtype=torch.uint8, device=x.device)
+        code = lib.vaeconv_quantize_fp8(vp(xc.data_ptr()), count, vp(xq.data_ptr()),
+                                        vp(scale.data_ptr()), vp(work.data_ptr()), ws, stream, buf,
+                                        len(buf))
+        _lib.check(code, buf, f"causal_conv3d_cached: quantizing {tuple(xc.shape)} to fp8")
+        # xq is [N, frames + T, H, W, C]: per batch element its cached frames and x's are two
+        # dense runs (the C ABI takes dense tensors), so one call per batch element.
+        one = _lib.ConvShape(CAUSAL, 1, t, x.shape[-2], x.shape[-1], x.shape[1], weight.shape[0])
+        yv = y.permute(0, 2, 3, 4, 1)
+        for i in range(n):
+            ri = vp(r[i].data_ptr()) if r is not None else None
+            code = lib.vaeconv_conv_cached(ctypes.byref(one), frames, vp(xq[i, :frames].data_ptr()),
+                                           vp(xq[i, frames:].data_ptr()), vp(scale.data_ptr()),
+                                           entry.handle, bptr, ri, vp(yv[i].data_ptr()), stream,
+                                           buf, len(buf))
+            _lib.check(code, buf, f"causal_conv3d_cached fp8 {tuple(x.shape)} + {frames} cached frames")
+        return y
+
+
 def _reference(kind, x, weight, bias, residual):
     y = reference_conv(kind, x.float(), weight.float(), None if bias is None else bias.float())
     if residual is not None:
@@ -312,6 +399,20 @@ def downsample_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torc
 def upsample_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
                     residual: Optional[torch.Tensor] = None, fp8: bool = False) -> torch.Tensor:
     return _run(UPSAMPLE, x, weight, bias, residual, fp8)
+
+
+@torch.library.custom_op("vaeconv::causal_conv3d_cached", mutates_args=())
+def causal_conv3d_cached(x: torch.Tensor, cache: torch.Tensor, weight: torch.Tensor,
+                         bias: Optional[torch.Tensor] = None,
+                         residual: Optional[torch.Tensor] = None, fp8: bool = False) -> torch.Tensor:
+    return _run_cached(x, cache, weight, bias, residual, fp8)
+
+
+@causal_conv3d_cached.register_fake
+def _(x, cache, weight, bias=None, residual=None, fp8=False):
+    out = _check(CAUSAL, x, weight, bias, residual)
+    _check_cache(x, cache)
+    return _empty_channels_last(out, x)
 
 
 @causal_conv3d.register_fake

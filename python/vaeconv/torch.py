@@ -7,12 +7,13 @@
 
 What is swapped (an instance-level `forward`; no diffusers source, class or parameter changes):
   - QwenImageCausalConv3d / WanCausalConv3d with a 3x3x3 kernel, stride 1, padding 1
-    -> torch.ops.vaeconv.causal_conv3d;
+    -> torch.ops.vaeconv.causal_conv3d, and with a cache tensor of 1 or 2 frames (the chunked
+    video path's cache_x) -> torch.ops.vaeconv.causal_conv3d_cached (no cat);
   - the `resample` Sequential of QwenImageResample / WanResample:
     ZeroPad2d((0, 1, 0, 1)) + Conv2d(3, stride 2)        -> torch.ops.vaeconv.downsample_conv2d,
     Upsample(x2, nearest-exact) + Conv2d(3, padding 1)   -> torch.ops.vaeconv.upsample_conv2d.
 Every other module is untouched, and a swapped one keeps its original forward, per call, for what
-vaeconv does not run: a causal conv called with a cache tensor (the chunked video path), tensors
+vaeconv does not run: a cache other than 1 or 2 bf16 frames of x's size, tensors
 that are not on a CUDA/HIP device, dtypes other than bf16 (fp32 / fp16 modules compute in bf16
 only with compute_dtype=torch.bfloat16), a call that needs autograd, and a device this build of
 the library has no kernels for (decided once per device, with a warning).
@@ -113,10 +114,21 @@ def _call(st, x):
     return y if y.dtype == x.dtype else y.to(x.dtype)
 
 
+def _cache_usable(x, cache_x):
+    return (cache_x.dim() == 5 and cache_x.shape[2] in (1, 2) and cache_x.device == x.device
+            and cache_x.shape[:2] == x.shape[:2] and cache_x.shape[3:] == x.shape[3:])
+
+
 def _causal_forward(self, x, cache_x=None):
     st = self.__dict__[_STATE]
-    if cache_x is None and x.dim() == 5 and _usable(st, x, self.weight):
-        return _call(st, x)
+    if x.dim() == 5 and _usable(st, x, self.weight):
+        if cache_x is None:
+            return _call(st, x)
+        if _cache_usable(x, cache_x):
+            xin = x if x.dtype == torch.bfloat16 else x.to(torch.bfloat16)
+            cin = cache_x if cache_x.dtype == torch.bfloat16 else cache_x.to(torch.bfloat16)
+            y = ops.causal_conv3d_cached(xin, cin, self.weight, self.bias, None, st.fp8)
+            return y if y.dtype == x.dtype else y.to(x.dtype)
     return st.original(self, x, cache_x)
 
 

@@ -122,6 +122,11 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
   static_assert(Policy::kChunkElems == 16 / Policy::kElemBytes, "choose_kernel's chunk");
   switch (d.kind) {
     case ConvKind::kCausal3x3x3:
+      if (d.cache_frames > 0) {  // validate_cache: only the 16-byte gather reads a cache
+        if constexpr (kVector)
+          return v.template run<kernel::ConvKernel<Policy, kernel::CachedCausalGeometry, true>>(-1);
+        return Status(StatusCode::kUnsupported, "a cached conv needs the 16-byte gather");
+      }
       return v.template run<kernel::ConvKernel<Policy, kernel::CausalGeometry, kVector>>(-1);
     case ConvKind::kDownsample:
       return v.template run<kernel::ConvKernel<Policy, kernel::DownsampleGeometry, kVector>>(-1);

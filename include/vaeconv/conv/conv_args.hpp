@@ -33,6 +33,10 @@ struct ConvArgs {
   // quantize_fp8 writes it. An fp8 output (desc.out_dtype) needs y_scale (device, one float).
   const float* x_scale = nullptr;
   const float* y_scale = nullptr;
+  // The cached frames of a chunked causal conv (desc.cache_frames > 0): [N, cache_frames, H, W,
+  // Cin] with desc.cache_strides, x's dtype (an fp8 cache shares x_scale). Read in place; the
+  // next chunk's cache is the last two frames of cat(cache, x) (api/stream_cache.hpp writes it).
+  const void* cache = nullptr;
 };
 
 namespace detail {
@@ -55,7 +59,7 @@ inline bool aligned(const void* p, uintptr_t a) { return reinterpret_cast<uintpt
 inline bool is_canonical(const ConvDesc& d) {
   const ConvDesc c = ConvDesc::vae_conv(d.kind, d.n, d.t, d.h, d.w, d.cin, d.cout);
   return d.kt == c.kt && d.kh == c.kh && d.kw == c.kw && d.stride_t == c.stride_t &&
-         d.stride_h == c.stride_h && d.stride_w == c.stride_w && d.pad.t_front == c.pad.t_front &&
+         d.stride_h == c.stride_h && d.stride_w == c.stride_w && d.pad.t_front + d.cache_frames == c.pad.t_front &&
          d.pad.t_back == c.pad.t_back && d.pad.h_top == c.pad.h_top &&
          d.pad.h_bottom == c.pad.h_bottom && d.pad.w_left == c.pad.w_left &&
          d.pad.w_right == c.pad.w_right && d.upsample == c.upsample &&
@@ -63,6 +67,35 @@ inline bool is_canonical(const ConvDesc& d) {
 }
 
 constexpr int64_t kInt31 = std::numeric_limits<int32_t>::max();
+
+// The cached frames (desc.cache_frames, args.cache): read by the 16-byte gather in place, with
+// x's in-frame strides (one 32-bit offset per row serves both tensors); never written by the conv.
+inline Status validate_cache(const ConvDesc& d, const ConvArgs& a) {
+  if (d.cache_frames == 0) {
+    if (a.cache != nullptr) return invalid("a cache pointer was given but desc.cache_frames is 0");
+    return Status::Ok();
+  }
+  if (a.cache == nullptr)
+    return invalid("desc.cache_frames = " + std::to_string(d.cache_frames) +
+                   " but the cache pointer is null");
+  const int64_t chunk = 16 / int64_t(size_of(d.in_dtype));
+  if (d.cin % chunk != 0)
+    return unsupported("a cached conv needs Cin a multiple of " + std::to_string(chunk) +
+                       " (the 16-byte gather); Cin = " + std::to_string(d.cin));
+  if (!aligned(a.cache, 16)) return Status(StatusCode::kMisaligned, "cache must be 16-byte aligned");
+  const Strides5& c = d.cache_strides;
+  if (c.h != d.in_strides.h || c.w != d.in_strides.w)
+    return unsupported("the cache's H and W strides (" + std::to_string(c.h) + ", " +
+                       std::to_string(c.w) + ") must equal x's (" + std::to_string(d.in_strides.h) +
+                       ", " + std::to_string(d.in_strides.w) + ")");
+  if (c.n % chunk || c.t % chunk)
+    return Status(StatusCode::kMisaligned, "cache strides must be multiples of " +
+                                               std::to_string(chunk) + " elements");
+  const int64_t esz = int64_t(size_of(d.in_dtype));
+  if ((int64_t(d.cache_frames) * c.t + d.h * c.h) * esz > kInt31 || c.t > kInt31)
+    return overflow("one batch's cache view exceeds 2^31 bytes");
+  return Status::Ok();
+}
 
 }  // namespace detail
 
@@ -106,6 +139,7 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   const bool fp8 = d.in_dtype == DType::kFP8E4M3;
   const bool y_fp8 = d.out_dtype == DType::kFP8E4M3;
   if (y_fp8 && !fp8) return unsupported("an fp8 output needs fp8 operands" + what());
+  VAECONV_RETURN_IF_ERROR(detail::validate_cache(d, a));
 
   // Pointers.
   if (a.x == nullptr) return invalid("input pointer x is null");
@@ -175,6 +209,11 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
                                                     d.out_w(), d.cout, d.out_dtype);
   if (detail::ranges_overlap(a.y, y_bytes, a.x, x_bytes))
     return Status(StatusCode::kOverlap, "output y overlaps input x");
+  if (a.cache && detail::ranges_overlap(a.y, y_bytes, a.cache,
+                                        detail::tensor_span_bytes(d.cache_strides, d.n,
+                                                                  d.cache_frames, d.h, d.w, d.cin,
+                                                                  d.in_dtype)))
+    return Status(StatusCode::kOverlap, "output y overlaps the cache");
   if (detail::ranges_overlap(a.y, y_bytes, a.weights.data, got.bytes()))
     return Status(StatusCode::kOverlap, "output y overlaps the packed weights");
   if (a.bias && detail::ranges_overlap(a.y, y_bytes, a.bias, d.cout * 4))
@@ -220,12 +259,22 @@ inline kernel::ConvParams make_params(const ConvDesc& d, const ConvArgs& a, int 
   p.k_pad = int(a.weights.info.k_pad);
   p.taps_t = a.weights.info.taps_t;
   p.kt_base = a.weights.info.kt_base;
-  p.pad_t = d.pad.t_front;
+  // Time pad in front of x's frame 0: a cached conv's cached frames stand there (the cached
+  // gather reads them; kernel/cached_frames.hpp), so x's frame it is ot + kt - 2 either way.
+  p.pad_t = d.pad.t_front + d.cache_frames;
   p.m_blocks = int((p.frame_pixels + bm - 1) / bm);
   p.n_tiles = int((d.cout + bn - 1) / bn);
   // A frame's view reaches taps_t time slices (fewer at the end of the tensor).
   const int64_t view = int64_t(p.taps_t) * d.in_strides.t * int64_t(size_of(d.in_dtype));
   p.x_view_bytes = uint32_t(view < detail::kInt31 ? view : detail::kInt31);
+  if (d.cache_frames > 0) {  // validate_cache bounds the view
+    p.cache = a.cache;
+    p.cache_frames = d.cache_frames;
+    p.cache_sn = d.cache_strides.n;
+    p.cache_st = int(d.cache_strides.t);
+    p.cache_view_bytes = uint32_t((int64_t(d.cache_frames) * d.cache_strides.t +
+                                   d.h * d.cache_strides.h) * int64_t(size_of(d.in_dtype)));
+  }
   p.w_view_bytes = uint32_t(a.weights.info.bytes());
   return p;
 }

@@ -62,6 +62,12 @@ struct ConvDesc {
   UpsampleMode upsample_mode = UpsampleMode::kNone;
   DType in_dtype = DType::kBF16, weight_dtype = DType::kBF16, out_dtype = DType::kBF16;
   Strides5 in_strides, out_strides;    // filled densely by the factories
+  // The streaming cache of a chunked video conv (Wan / Qwen-Image feat_cache): cache_frames
+  // (0..2) frames, a separate NDHWC tensor [N, cache_frames, H, W, Cin] with cache_strides, that
+  // stand in front of x's T frames. The conv is the one over cat(cache, x) along T, which
+  // pad.t_front then pads (causal: 2 - cache_frames, so T_out = T); nothing is concatenated.
+  int cache_frames = 0;
+  Strides5 cache_strides;
 
   // --- The three VAE conv kinds ------------------------------------------------------------
   // Causal 3x3x3 over [N, T, H, W, C]. For T = 1 only the kt = 2 weight slice sees data.
@@ -73,6 +79,16 @@ struct ConvDesc {
   static ConvDesc downsample(int64_t n, int64_t t, int64_t h, int64_t w, int64_t cin,
                              int64_t cout, DType dt = DType::kBF16) {
     return vae_conv(ConvKind::kDownsample, n, t, h, w, cin, cout, dt);
+  }
+  // The causal 3x3x3 conv of a video chunk: t new frames after cache_frames (0..2) cached ones
+  // (ConvArgs::cache); the zero front pad is only what the cache does not fill (2 - cache_frames).
+  static ConvDesc causal3x3x3_cached(int64_t n, int64_t t, int64_t h, int64_t w, int64_t cin,
+                                     int64_t cout, int cache_frames, DType dt = DType::kBF16) {
+    ConvDesc d = causal3x3x3(n, t, h, w, cin, cout, dt);
+    d.cache_frames = cache_frames;
+    d.pad.t_front = 2 - cache_frames;
+    d.set_dense_strides();
+    return d;
   }
   // Upsample(nearest-exact, x2) + Conv2d(k=3, s=1, p=1), per frame; h, w are the source sizes.
   static ConvDesc upsample2x(int64_t n, int64_t t, int64_t h, int64_t w, int64_t cin,
@@ -108,15 +124,16 @@ struct ConvDesc {
   // --- Derived sizes ----------------------------------------------------------------------------
   int64_t up_h() const { return h * upsample; }
   int64_t up_w() const { return w * upsample; }
-  int64_t out_t() const { return (t + pad.t_front + pad.t_back - kt) / stride_t + 1; }
+  int64_t in_frames() const { return cache_frames + t; }  // the time axis of cat(cache, x)
+  int64_t out_t() const { return (in_frames() + pad.t_front + pad.t_back - kt) / stride_t + 1; }
   int64_t out_h() const { return (up_h() + pad.h_top + pad.h_bottom - kh) / stride_h + 1; }
   int64_t out_w() const { return (up_w() + pad.w_left + pad.w_right - kw) / stride_w + 1; }
   int taps() const { return kt * kh * kw; }
 
-  // Taps the GEMM runs: at T = 1 the causal conv's time pad leaves only slice kt = 2 facing data,
-  // so it is the 2D 3x3 conv (9 taps); otherwise every tap.
+  // Taps the GEMM runs: at T = 1 without a cache the causal conv's time pad leaves only slice
+  // kt = 2 facing data, so it is the 2D 3x3 conv (9 taps); otherwise every tap.
   int gemm_taps() const {
-    return (kind == ConvKind::kCausal3x3x3 && t == 1) ? kh * kw : taps();
+    return (kind == ConvKind::kCausal3x3x3 && t == 1 && cache_frames == 0) ? kh * kw : taps();
   }
   // The implicit GEMM: M output pixels, N output channels, K = gemm_taps * Cin.
   int64_t gemm_m() const { return n * out_t() * out_h() * out_w(); }
@@ -135,6 +152,7 @@ struct ConvDesc {
   void set_dense_strides() {
     in_strides = Strides5::dense(t, h, w, cin);
     out_strides = Strides5::dense(out_t(), out_h(), out_w(), cout);
+    cache_strides = Strides5::dense(cache_frames, h, w, cin);
   }
 
   std::string to_string() const;

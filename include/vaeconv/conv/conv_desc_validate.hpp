@@ -59,6 +59,7 @@ inline std::string ConvDesc::to_string() const {
      << " s=" << stride_t << "," << stride_h << "," << stride_w << " pad(t " << pad.t_front << ","
      << pad.t_back << " h " << pad.h_top << "," << pad.h_bottom << " w " << pad.w_left << ","
      << pad.w_right << ") up=" << upsample << " " << vaeconv::to_string(in_dtype);
+  if (cache_frames != 0) os << " cache=" << cache_frames;
   return os.str();
 }
 
@@ -77,6 +78,11 @@ inline Status ConvDesc::validate() const {
       pad.w_left < 0 || pad.w_right < 0)
     return invalid("padding must be >= 0" + what());
   if (upsample < 1) return invalid("upsample factor must be >= 1" + what());
+  if (cache_frames < 0 || cache_frames > 2)
+    return invalid("cache_frames must be 0, 1 or 2 (the causal conv's time window looks back two "
+                   "frames)" + what());
+  if (cache_frames > 0 && kind != ConvKind::kCausal3x3x3)
+    return invalid("only the causal 3x3x3 conv takes cached frames" + what());
   if ((upsample == 1) != (upsample_mode == UpsampleMode::kNone))
     return invalid("upsample factor and mode disagree (factor 1 means mode none)" + what());
   if (in_dtype == DType::kFP32 || weight_dtype == DType::kFP32)
@@ -91,7 +97,7 @@ inline Status ConvDesc::validate() const {
   if (!detail::checked_product({h, int64_t(upsample)}, &tmp) ||
       !detail::checked_product({w, int64_t(upsample)}, &tmp))
     return overflow("upsampled size" + what());
-  if (t + pad.t_front + pad.t_back < kt || up_h() + pad.h_top + pad.h_bottom < kh ||
+  if (in_frames() + pad.t_front + pad.t_back < kt || up_h() + pad.h_top + pad.h_bottom < kh ||
       up_w() + pad.w_left + pad.w_right < kw)
     return invalid("the padded input is smaller than the kernel" + what());
   if (!detail::checked_product({n, out_t(), out_h(), out_w(), cout}, &tmp))
@@ -102,6 +108,8 @@ inline Status ConvDesc::validate() const {
   VAECONV_RETURN_IF_ERROR(detail::check_strides("input", in_strides, t, h, w, cin));
   VAECONV_RETURN_IF_ERROR(
       detail::check_strides("output", out_strides, out_t(), out_h(), out_w(), cout));
+  if (cache_frames > 0)
+    VAECONV_RETURN_IF_ERROR(detail::check_strides("cache", cache_strides, cache_frames, h, w, cin));
   return Status::Ok();
 }
 

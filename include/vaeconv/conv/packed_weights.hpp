@@ -74,8 +74,10 @@ inline Status packed_info_as(const ConvDesc& d, bool phases, PackedWeightsInfo* 
   i.cin = d.cin;
   if (d.kind == ConvKind::kCausal3x3x3) {
     if (d.kt != 3) return Status(StatusCode::kUnsupported, "causal conv needs kt = 3");
-    i.taps_t = d.t == 1 ? 1 : 3;
-    i.kt_base = d.t == 1 ? 2 : 0;
+    // T = 1 without a cache: only slice kt = 2 faces data (ConvDesc::gemm_taps).
+    const bool one_slice = d.t == 1 && d.cache_frames == 0;
+    i.taps_t = one_slice ? 1 : 3;
+    i.kt_base = one_slice ? 2 : 0;
   } else {
     if (d.kt != 1) return Status(StatusCode::kUnsupported, "2D convs need kt = 1");
     i.taps_t = 1;

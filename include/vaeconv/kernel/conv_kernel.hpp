@@ -20,6 +20,7 @@
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/kernel/block_gemm.hpp"
 #include "vaeconv/kernel/block_tiling.hpp"
+#include "vaeconv/kernel/cached_frames.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
@@ -56,7 +57,8 @@ struct ConvKernel {
     // Copy roles: thread -> (row0, chunk) of both operand tiles.
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
-    ConvGather<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes, !kVectorGather> ga;
+    GatherA<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes, !kVectorGather> ga;
+    CopyA<Geo, Arch> copy_a;  // the A view(s): x's, and the cache's for a cached conv
     WeightGather<kRowsB, kRowStep, Policy::BK, kElemBytes> gb;
     const char* x_frame = nullptr;
     auto view_a = Arch::make_view(p.x, p.x_view_bytes);
@@ -67,12 +69,13 @@ struct ConvKernel {
       gb.init(b, row0, chunk);
       x_frame = static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, b);
       view_a = Arch::make_view(x_frame, p.x_view_bytes);
+      copy_a.template start<kElemBytes>(p, b);
     };
 
     // Issues the copy of K tile `kt` (the gathers' current position) into LDS buffer `s`.
     auto issue = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
       if constexpr (kVectorGather) {
-        Gemm::copy_a(sl, smem, s, row0, chunk, ga, view_a);
+        copy_a.template copy<Gemm>(sl, smem, s, row0, chunk, ga, view_a);
       } else {
         // Element-wise (Cin not a multiple of the chunk): synchronous loads packed into chunks.
         using Elem = typename std::conditional<kElemBytes == 2, uint16_t, uint8_t>::type;

@@ -44,6 +44,13 @@ struct ConvParams {
   uint32_t x_view_bytes = 0;      // bytes addressable from a frame's input base
   uint32_t w_view_bytes = 0;      // bytes of the packed weights
   int tap_h0 = 0, tap_w0 = 0;     // UpsamplePhaseGeometry: the phase's tap window (conv_gather.hpp)
+  // CachedCausalGeometry (cached_frames.hpp): the cached frames in front of x, a separate tensor
+  // with x's in-frame strides; its frame base per batch is 64-bit, offsets inside 32-bit.
+  const void* cache = nullptr;
+  int cache_frames = 0;
+  int64_t cache_sn = 0;
+  int cache_st = 0;
+  uint32_t cache_view_bytes = 0;  // bytes addressable from a batch's cache base
 };
 
 }  // namespace vaeconv::kernel

@@ -33,7 +33,8 @@ struct TapReduceFamily {
   static constexpr FamilyId kId = FamilyId::kTapReduce;
   static constexpr const char* name() { return "tap_reduce"; }
   static bool can_implement(const ConvDesc& d) {
-    return d.kind == ConvKind::kCausal3x3x3 && d.cout <= kTapReduceMaxCout &&
+    return d.kind == ConvKind::kCausal3x3x3 && d.cache_frames == 0 &&
+           d.cout <= kTapReduceMaxCout &&
            d.cin % (16 / int64_t(size_of(d.in_dtype))) == 0;
   }
 };
@@ -48,7 +49,8 @@ struct HaloFamilyOf {
   static constexpr const char* name() { return "halo"; }
   static bool can_implement(const ConvDesc& d) {
     const int64_t k_step = 32 / int64_t(size_of(d.in_dtype));  // the wgmma K step: 32 bytes
-    return d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cin % k_step == 0 &&
+    return d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cache_frames == 0 &&
+           d.cin % k_step == 0 &&
            d.cin <= kMaxCin && choose_tile(d.cout) == TileId::kWide;
   }
 };
@@ -60,7 +62,8 @@ struct TapRowFamily {
   static constexpr FamilyId kId = FamilyId::kTapRow;
   static constexpr const char* name() { return "tap_row"; }
   static bool can_implement(const ConvDesc& d) {
-    return d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cin == TapRowBf16::kCin &&
+    return d.kind == ConvKind::kCausal3x3x3 && d.t == 1 && d.cache_frames == 0 &&
+           d.cin == TapRowBf16::kCin &&
            choose_tile(d.cout) == TileId::kWide;
   }
 };

@@ -162,11 +162,13 @@ inline void micro_kernel<4>(const float* const* xp, const float* w, int64_t cin,
 struct RowTap {
   int tap_th;          // kt * kh_count + kh
   const float* x_row;  // start of input row (n, t_src, h_src), channel 0 of w = 0
+  int64_t sw;          // its pixel stride (x's, or the cache's)
 };
 
 struct RefContext {
   const ConvDesc* d;
   const float* x;
+  const float* cache;  // d.cache_frames frames in front of x (d.cache_strides), or null
   const float* wpk;  // [chunk][tap][cin][kCoutBlock]
   const float* bias;
   const float* residual;
@@ -188,14 +190,18 @@ inline void compute_row(const RefContext& c, int64_t n, int64_t to, int64_t ho,
   std::vector<RowTap>& row_taps = *taps_buf;
   row_taps.clear();
   for (int kt = 0; kt < d.kt; ++kt) {
+    // Frame ts of cat(cache, x): the cached frames first.
     const int64_t ts = to * d.stride_t + kt - d.pad.t_front;
-    if (ts < 0 || ts >= d.t) continue;
+    if (ts < 0 || ts >= d.in_frames()) continue;
+    const bool cached = ts < d.cache_frames;
+    const Strides5& s = cached ? d.cache_strides : d.in_strides;
+    const float* frame = cached ? c.cache + n * s.n + ts * s.t
+                                : c.x + n * s.n + (ts - d.cache_frames) * s.t;
     for (int kh = 0; kh < d.kh; ++kh) {
       const int64_t hp = ho * d.stride_h + kh - d.pad.h_top;
       if (hp < 0 || hp >= d.up_h()) continue;
       const int64_t hs = hp / u;
-      row_taps.push_back(RowTap{kt * d.kh + kh, c.x + n * d.in_strides.n + ts * d.in_strides.t +
-                                                    hs * d.in_strides.h});
+      row_taps.push_back(RowTap{kt * d.kh + kh, frame + hs * s.h, s.w});
     }
   }
 
@@ -217,7 +223,7 @@ inline void compute_row(const RefContext& c, int64_t n, int64_t to, int64_t ho,
           for (int p = 0; p < np; ++p) {
             const int64_t wp = (wo0 + p) * d.stride_w + kw - d.pad.w_left;
             valid[p] = wp >= 0 && wp < c.up_w;
-            xp[p] = valid[p] ? rt.x_row + (wp / u) * d.in_strides.w : nullptr;
+            xp[p] = valid[p] ? rt.x_row + (wp / u) * rt.sw : nullptr;
             n_valid += valid[p] ? 1 : 0;
           }
           float part[kPixBlock][kCoutBlock];
@@ -261,11 +267,16 @@ inline void compute_row(const RefContext& c, int64_t n, int64_t to, int64_t ho,
 //   residual : the output's shape with d.out_strides, or nullptr; may equal y
 //   y        : output, written with d.out_strides (elements between strided pixels untouched)
 //   threads  : worker threads; 0 = std::thread::hardware_concurrency()
-inline Status conv_reference(const ConvDesc& d, const float* x, const float* w, const float* bias,
-                             const float* residual, float* y, int threads = 0) {
+//   cache    : d.cache_frames frames in front of x (d.cache_strides): the conv of cat(cache, x)
+inline Status conv_reference_cached(const ConvDesc& d, const float* cache, const float* x,
+                                    const float* w, const float* bias, const float* residual,
+                                    float* y, int threads = 0) {
   VAECONV_RETURN_IF_ERROR(d.validate());
   if (x == nullptr || w == nullptr || y == nullptr)
     return Status(StatusCode::kInvalidArgument, "conv_reference: x, w and y must not be null");
+  if ((cache == nullptr) != (d.cache_frames == 0))
+    return Status(StatusCode::kInvalidArgument,
+                  "conv_reference: a cache is given exactly when d.cache_frames > 0");
   if (threads < 0)
     return Status(StatusCode::kInvalidArgument, "conv_reference: threads must be >= 0");
 
@@ -288,6 +299,7 @@ inline Status conv_reference(const ConvDesc& d, const float* x, const float* w, 
   detail::RefContext c;
   c.d = &d;
   c.x = x;
+  c.cache = cache;
   c.wpk = wpk.data();
   c.bias = bias;
   c.residual = residual;
@@ -324,6 +336,11 @@ inline Status conv_reference(const ConvDesc& d, const float* x, const float* w, 
     for (auto& th : pool) th.join();
   }
   return Status::Ok();
+}
+
+inline Status conv_reference(const ConvDesc& d, const float* x, const float* w, const float* bias,
+                             const float* residual, float* y, int threads = 0) {
+  return conv_reference_cached(d, nullptr, x, w, bias, residual, y, threads);
 }
 
 // The T = 1 degeneration of the causal 3x3x3 conv: with 2 frames of front padding only the

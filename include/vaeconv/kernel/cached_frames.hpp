@@ -1,0 +1,141 @@
+// vaeconv/kernel/cached_frames.hpp — the causal conv of a video chunk, its time window read from
+// two tensors in place: the cached frames (ConvParams::cache) and the new frames (x).
+//
+// A chunked decode (Wan / Qwen-Image feat_cache) runs each causal 3x3x3 conv over cat(cache, x)
+// with cache_frames = 0..2 frames in front of x's T frames and a zero front pad of
+// 2 - cache_frames. Frame j of cat(cache, x) for output frame ot and time tap kt is
+//
+//   j = ot + kt - (2 - cache_frames),   j < 0: padding;  j < cache_frames: cache frame j;
+//                                       else x frame j - cache_frames = ot + kt - 2
+//
+// so the x side is exactly the causal gather with its 2 frames of front pad (ConvParams::pad_t
+// counts the cached frames: make_params), whose frames below 0 it treats as padding, and the
+// cache side replaces the taps that fall on the cached ones. Both
+// tensors share x's in-frame strides (validate_cache), so a row's spatial offset is one 32-bit
+// number; the frame's base differs: x's view starts at the block's first x frame, the cache's at
+// batch n's frame 0 (64-bit bases). The time tap is the same for all rows of a thread, so each
+// thread reads its K position from one of the two views (CachedConvGather::from_cache).
+//
+// The copy picks the view per thread (CopyA): a pointer select where a view is a pointer
+// (NVIDIA, host passes); on AMD a view is a wave-uniform buffer descriptor, and picking one per
+// lane would need a waterfall loop, so both views are loaded with the other one's lanes out of
+// range (buffer loads return 0 there) and the two results OR-ed: twice the A load instructions,
+// the same bytes from memory. Only the cached instances pay it.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "vaeconv/core/config.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
+
+namespace vaeconv::kernel {
+
+// The causal geometry whose time window may start in the cache.
+struct CachedCausalGeometry : CausalGeometry {};
+
+template <class Geo>
+inline constexpr bool kCachedGeometry = std::is_same<Geo, CachedCausalGeometry>::value;
+
+// The causal 16-byte gather with the cached frames in front of x (the file comment).
+template <int kRows, int kRowStep, int BK, int kElemBytes>
+struct CachedConvGather : ConvGather<CausalGeometry, kRows, kRowStep, BK, kElemBytes, false> {
+  using Base = ConvGather<CausalGeometry, kRows, kRowStep, BK, kElemBytes, false>;
+  int cache_j0 = 0;         // frame of tap kt = 0 in cat(cache, x)
+  bool from_cache = false;  // the thread's current time tap reads a cached frame
+
+  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
+    cache_j0 = b.ot + p.kt_base - p.pad_t + p.cache_frames;
+    Base::init(p, b, row0, chunk);
+    refresh(p);
+  }
+  // Base::refresh with the time tap's frame taken from the cache where it lies there: the row
+  // base holds x's time term it_rel0 * in_st, which a cached tap replaces by j * cache_st.
+  VAECONV_HD void refresh(const ConvParams& p) {
+    const int kt = this->tap.kt;
+    const int j = cache_j0 + kt;
+    from_cache = unsigned(j) < unsigned(p.cache_frames);
+    const bool k_ok =
+        this->k < p.k && (from_cache || unsigned(this->it_rel0 + kt) < unsigned(this->t_rel_end));
+    const uint32_t t_off = from_cache ? uint32_t(j) * uint32_t(p.cache_st) -
+                                            uint32_t(this->it_rel0) * uint32_t(p.in_st)
+                                      : uint32_t(kt) * uint32_t(p.in_st);
+    const int bit = this->tap.kh * 3 + this->tap.kw;
+    const uint32_t delta = t_off + uint32_t(this->tap.kh) * uint32_t(p.in_sh) +
+                           uint32_t(this->tap.kw) * uint32_t(p.in_sw) + uint32_t(this->tap.c);
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      this->ok_[i] = k_ok && ((this->taps_in_frame[i] >> bit) & 1u);
+      this->off_[i] = (this->row_base_[i] + delta) * uint32_t(kElemBytes);
+    }
+  }
+  VAECONV_HD void advance(const ConvParams& p) {
+    this->k += BK;
+    this->tap.c += BK;
+    if (this->tap.c < p.cin) {
+VAECONV_UNROLL
+      for (int i = 0; i < kRows; ++i) this->off_[i] += uint32_t(BK * kElemBytes);
+      return;
+    }
+    this->tap.carry(p.cin);
+    refresh(p);
+  }
+};
+
+// The A gather of a geometry: the cached one, or conv_gather.hpp's.
+template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps>
+using GatherA = typename std::conditional<kCachedGeometry<Geo>,
+                                          CachedConvGather<kRows, kRowStep, BK, kElemBytes>,
+                                          ConvGather<Geo, kRows, kRowStep, BK, kElemBytes,
+                                                     kFarSteps>>::type;
+
+namespace detail {
+template <class V, class = void>
+struct ViewIsPointer : std::false_type {};
+template <class V>
+struct ViewIsPointer<V, decltype(void(std::declval<V>().base))> : std::true_type {};
+}  // namespace detail
+
+// The A copy of the implicit GEMM: one view (Gemm::copy_a), or for the cached geometry the cache
+// view and x's, per thread (the file comment).
+template <class Geo, class Arch>
+struct CopyA {
+  template <int kElemBytes>
+  VAECONV_HD void start(const ConvParams&, const BlockCoord&) {}
+  template <class Gemm, class Slot, class Gather, class View>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE void copy(Slot& sl, char* smem, int s, int row0, int chunk,
+                                                const Gather& ga, View view_x) const {
+    Gemm::copy_a(sl, smem, s, row0, chunk, ga, view_x);
+  }
+};
+
+template <class Arch>
+struct CopyA<CachedCausalGeometry, Arch> {
+  typename Arch::GlobalView view_c;
+  // The cache view of block b's batch.
+  template <int kElemBytes>
+  VAECONV_DEVICE void start(const ConvParams& p, const BlockCoord& b) {
+    view_c = Arch::make_view(
+        static_cast<const char*>(p.cache) + int64_t(kElemBytes) * int64_t(b.n) * p.cache_sn,
+        p.cache_view_bytes);
+  }
+  template <class Gemm, class Slot, class Gather, class View>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE void copy(Slot& sl, char* smem, int s, int row0, int chunk,
+                                                const Gather& ga, View view_x) const {
+    char* la = Gemm::stage_a(smem, s);
+VAECONV_UNROLL
+    for (int i = 0; i < Gemm::kRowsA; ++i) {
+      void* dst = la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk);
+      if constexpr (detail::ViewIsPointer<View>::value) {
+        Arch::load(sl, i, dst, ga.from_cache ? view_c : view_x, ga.offset(i), ga.exists(i));
+      } else {
+        Arch::load(sl, i, dst, view_c, ga.offset(i), ga.exists(i) && ga.from_cache);
+        const auto cached = sl.v[i];
+        Arch::load(sl, i, dst, view_x, ga.offset(i), ga.exists(i) && !ga.from_cache);
+        sl.v[i] |= cached;
+      }
+    }
+  }
+};
+
+}  // namespace vaeconv::kernel

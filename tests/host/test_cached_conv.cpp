@@ -1,0 +1,265 @@
+// The causal conv of a video chunk with cached frames (ConvDesc::cache_frames, ConvArgs::cache):
+// the CPU reference against cat(cache, x) + causal pad, the kernels' cached gather
+// (kernel/cached_frames.hpp) against the definition for every block, thread role and K tile, and
+// every refusal of validate_for_kernels for the cache.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "vaeconv/conv/conv_args.hpp"
+#include "vaeconv/kernel/cached_frames.hpp"
+#include "vaeconv/kernel/dispatch.hpp"
+#include "vaeconv/reference/conv_reference.hpp"
+
+namespace vaeconv {
+namespace {
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// The cached conv is the causal conv over cat(cache, x) with 2 - cache_frames frames of front
+// pad: bit for bit (the same taps, in the same order).
+TEST(CachedConvReference, EqualsCatThenCausalPad) {
+  const int64_t n = 2, h = 3, w = 5, cin = 8, cout = 9;
+  for (int c = 0; c <= 2; ++c)
+    for (int64_t t : {1, 2, 4}) {
+      const ConvDesc d = ConvDesc::causal3x3x3_cached(n, t, h, w, cin, cout, c);
+      ASSERT_TRUE(d.validate().ok()) << d.validate().to_string();
+      ASSERT_EQ(d.out_t(), t);
+      const auto x = random_values(size_t(d.in_elements()), 1 + uint32_t(t));
+      const auto cache = random_values(size_t(n * c * h * w * cin), 7 + uint32_t(c));
+      const auto wt = random_values(size_t(cout * cin * 27), 3);
+      const auto bias = random_values(size_t(cout), 5);
+      // cat(cache, x) along T, and the causal conv over it with the front pad the cache leaves.
+      ConvDesc cat = ConvDesc::causal3x3x3(n, c + t, h, w, cin, cout);
+      cat.pad.t_front = 2 - c;
+      cat.set_dense_strides();
+      ASSERT_EQ(cat.out_t(), t);
+      std::vector<float> xc(size_t(cat.in_elements()));
+      const size_t frame = size_t(h * w * cin);
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t f = 0; f < c + t; ++f) {
+          const float* src = f < c ? &cache[size_t(b * c + f) * frame]
+                                   : &x[size_t(b * t + f - c) * frame];
+          std::memcpy(&xc[size_t(b * (c + t) + f) * frame], src, frame * sizeof(float));
+        }
+      std::vector<float> y(size_t(d.out_elements()), -7.f), y_cat(y.size(), 7.f);
+      ASSERT_TRUE(reference::conv_reference_cached(d, c ? cache.data() : nullptr, x.data(),
+                                                   wt.data(), bias.data(), nullptr, y.data(), 2)
+                      .ok());
+      ASSERT_TRUE(reference::conv_reference(cat, xc.data(), wt.data(), bias.data(), nullptr,
+                                            y_cat.data(), 1)
+                      .ok());
+      for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_EQ(y[i], y_cat[i]) << "cache " << c << " T " << t << " element " << i;
+    }
+}
+
+TEST(CachedConvReference, RefusesAMismatchedCache) {
+  const ConvDesc d = ConvDesc::causal3x3x3_cached(1, 2, 3, 3, 8, 8, 2);
+  std::vector<float> x(size_t(d.in_elements())), w(8 * 8 * 27), y(size_t(d.out_elements()));
+  EXPECT_EQ(reference::conv_reference_cached(d, nullptr, x.data(), w.data(), nullptr, nullptr,
+                                             y.data())
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
+// Walks the cached gather as the kernel does and checks each row's source, offset and validity
+// against frame j = ot + kt - pad_t + cache_frames of cat(cache, x).
+template <int BM, int BK, int kThreads, int kElemBytes>
+void check_cached_gather(ConvDesc d, Strides5 cache_strides) {
+  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+  d.cache_strides = cache_strides;
+  ASSERT_TRUE(d.validate().ok()) << d.validate().to_string();
+  constexpr int kChunkElems = 16 / kElemBytes, kChunks = BK / kChunkElems;
+  constexpr int kRowStep = kThreads / kChunks, kRows = BM / kRowStep;
+  PackedWeightsInfo w;
+  ASSERT_TRUE(packed_info_for(d, &w).ok());
+  ASSERT_EQ(w.taps_t, d.t == 1 && d.cache_frames == 0 ? 1 : 3)
+      << "a cached conv packs every time tap, T = 1 included";
+  ConvArgs a;
+  a.weights.info = w;
+  a.cache = reinterpret_cast<const void*>(uintptr_t(0x1000));
+  const kernel::ConvParams p = make_params(d, a, BM, 32);
+  const int k_tiles = (p.k + BK - 1) / BK;
+  int64_t from_cache = 0, from_x = 0, pads = 0;
+  for (int by = 0; by < d.n * d.out_t(); ++by)
+    for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
+      const kernel::BlockCoord b = kernel::block_coord(p, bx, by, BM, 32);
+      const int64_t x_base = kernel::input_view_offset(p, b), c_base = int64_t(b.n) * p.cache_sn;
+      for (int tid = 0; tid < kThreads; ++tid) {
+        const int chunk = tid % kChunks, row0 = tid / kChunks;
+        kernel::CachedConvGather<kRows, kRowStep, BK, kElemBytes> g;
+        g.init(p, b, row0, chunk);
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          const int64_t k = int64_t(kt) * BK + chunk * kChunkElems;
+          for (int i = 0; i < kRows; ++i) {
+            const int m = b.m0 + row0 + i * kRowStep;
+            bool valid = false, cached = false;
+            int64_t off = 0;
+            if (m < p.frame_pixels && k < w.k) {
+              const int64_t tap = k / d.cin, c = k % d.cin;
+              const int64_t tt = w.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+              const int64_t j = b.ot + tt - d.pad.t_front;  // frame of cat(cache, x)
+              const int64_t ih = m / p.wo + kh - 1, iw = m % p.wo + kw - 1;
+              valid = j >= 0 && j < d.in_frames() && ih >= 0 && ih < d.h && iw >= 0 && iw < d.w;
+              cached = j < d.cache_frames;
+              if (valid && cached)
+                off = b.n * d.cache_strides.n + j * d.cache_strides.t + ih * d.in_strides.h +
+                      iw * d.in_strides.w + c - c_base;
+              else if (valid)
+                off = b.n * d.in_strides.n + (j - d.cache_frames) * d.in_strides.t +
+                      ih * d.in_strides.h + iw * d.in_strides.w + c - x_base;
+            }
+            ASSERT_EQ(g.exists(i), valid) << d.to_string() << " by " << by << " tid " << tid
+                                          << " row " << i << " k " << k;
+            if (!valid) {
+              ++pads;
+              continue;
+            }
+            ASSERT_EQ(g.from_cache, cached) << d.to_string() << " by " << by << " k " << k;
+            ASSERT_EQ(int64_t(g.offset(i)), off * kElemBytes)
+                << d.to_string() << " by " << by << " tid " << tid << " row " << i << " k " << k;
+            ASSERT_LT(g.offset(i), cached ? p.cache_view_bytes : p.x_view_bytes);
+            ++(cached ? from_cache : from_x);
+          }
+          g.advance(p);
+        }
+      }
+    }
+  EXPECT_GT(from_x, 0);
+  EXPECT_GT(pads, 0);
+  if (d.cache_frames > 0) {
+    EXPECT_GT(from_cache, 0);
+  }
+}
+
+TEST(CachedConvGather, EveryBlockThreadAndKTile) {
+  for (int c = 0; c <= 2; ++c)
+    for (int64_t t : {1, 2, 4}) {
+      const ConvDesc d = ConvDesc::causal3x3x3_cached(2, t, 3, 5, 24, 8, c);
+      check_cached_gather<32, 32, 64, 2>(d, d.cache_strides);
+      check_cached_gather<32, 64, 64, 1>(ConvDesc::causal3x3x3_cached(1, t, 4, 3, 48, 8, c),
+                                         ConvDesc::causal3x3x3_cached(1, t, 4, 3, 48, 8, c)
+                                             .cache_strides);
+    }
+}
+
+TEST(CachedConvGather, CacheWithItsOwnFrameStrides) {
+  // A cache cut from a larger buffer: padded batch and frame strides, x's in-frame strides.
+  ConvDesc d = ConvDesc::causal3x3x3_cached(2, 2, 3, 4, 16, 8, 2);
+  Strides5 s = d.cache_strides;
+  s.t += 64;
+  s.n = 5 * s.t;
+  check_cached_gather<32, 32, 64, 2>(d, s);
+}
+
+// Fake, well-separated addresses (never dereferenced).
+void* addr(uintptr_t a) { return reinterpret_cast<void*>(a); }
+
+struct Call {
+  ConvDesc d = ConvDesc::causal3x3x3_cached(1, 4, 16, 16, 32, 64, 2);
+  ConvArgs a;
+  Call() {
+    PackedWeightsInfo w;
+    EXPECT_TRUE(packed_info_for(d, &w).ok());
+    a.x = addr(0x10000000);
+    a.weights = {addr(0x20000000), w};
+    a.y = addr(0x50000000);
+    a.cache = addr(0x60000000);
+  }
+  Status status() const { return validate_for_kernels(d, a); }
+};
+
+TEST(CachedConvArgs, AcceptsAndRefuses) {
+  {
+    Call c;
+    EXPECT_TRUE(c.status().ok()) << c.status().to_string();
+  }
+  {
+    Call c;
+    c.a.cache = nullptr;
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(c.status().message().find("cache pointer is null"), std::string::npos);
+  }
+  {
+    Call c;  // a cache pointer without cached frames
+    c.d = ConvDesc::causal3x3x3(1, 4, 16, 16, 32, 64);
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  }
+  {
+    Call c;
+    c.a.cache = addr(0x60000008);
+    EXPECT_EQ(c.status().code(), StatusCode::kMisaligned);
+  }
+  {
+    Call c;  // the cache's rows laid out unlike x's
+    c.d.cache_strides.h += 8;
+    c.d.cache_strides.t = c.d.cache_strides.h * 16;
+    c.d.cache_strides.n = c.d.cache_strides.t * 2;
+    EXPECT_EQ(c.status().code(), StatusCode::kUnsupported);
+    EXPECT_NE(c.status().message().find("H and W strides"), std::string::npos);
+  }
+  {
+    Call c;  // frame stride not a multiple of the 16-byte chunk
+    c.d.cache_strides.t += 4;
+    c.d.cache_strides.n = c.d.cache_strides.t * 2;
+    EXPECT_EQ(c.status().code(), StatusCode::kMisaligned);
+  }
+  {
+    Call c;  // the output written over the cache
+    c.a.cache = addr(0x50000000 + 4096);
+    EXPECT_EQ(c.status().code(), StatusCode::kOverlap);
+  }
+  {
+    Call c;  // three cached frames: the window looks back two
+    c.d.cache_frames = 3;
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  }
+  {
+    Call c;  // the front pad must be what the cache leaves (2 - cache_frames)
+    c.d.pad.t_front = 2;
+    c.d.set_dense_strides();
+    EXPECT_EQ(c.status().code(), StatusCode::kUnsupported);
+  }
+  {
+    Call c;  // Cin = 3: the element-wise gather reads no cache
+    c.d = ConvDesc::causal3x3x3_cached(1, 4, 16, 16, 3, 64, 2);
+    PackedWeightsInfo w;
+    ASSERT_TRUE(packed_info_for(c.d, &w).ok());
+    c.a.weights.info = w;
+    EXPECT_EQ(c.status().code(), StatusCode::kUnsupported);
+  }
+  {
+    ConvDesc d = ConvDesc::downsample(1, 1, 16, 16, 32, 32);
+    d.cache_frames = 1;
+    EXPECT_EQ(d.validate().code(), StatusCode::kInvalidArgument);
+  }
+}
+
+// The tap-reduce, halo and tap-row families read no cache: a cached conv is the implicit GEMM's
+// (its cached geometry), whatever Cout or T.
+TEST(CachedConvDispatch, OnlyTheImplicitGemmReadsACache) {
+  for (int64_t cout : {3, 96})
+    for (int64_t t : {1, 4}) {
+      const ConvDesc d = ConvDesc::causal3x3x3_cached(1, t, 32, 32, 96, cout, 2);
+      EXPECT_FALSE(kernel::TapReduceFamily::can_implement(d)) << d.to_string();
+      EXPECT_FALSE(kernel::HaloFamilyOf<96>::can_implement(d)) << d.to_string();
+      EXPECT_FALSE(kernel::TapRowFamily::can_implement(d)) << d.to_string();
+      EXPECT_EQ(kernel::shipped_family(d), kernel::FamilyId::kImplicitGemm) << d.to_string();
+    }
+  // Without a cache the T = 1 conv keeps its families (the negative control).
+  EXPECT_TRUE(kernel::TapReduceFamily::can_implement(ConvDesc::causal3x3x3(1, 1, 32, 32, 96, 3)));
+  EXPECT_TRUE(kernel::HaloFamilyOf<96>::can_implement(ConvDesc::causal3x3x3(1, 1, 32, 32, 96, 96)));
+}
+
+}  // namespace
+}  // namespace vaeconv
