@@ -118,9 +118,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   TRY_CUDNN(cudnnSetConvolutionMathType(st.cd, CUDNN_TENSOR_OP_MATH));
   int on = 0, oc = 0, oh = 0, ow = 0;
   TRY_CUDNN(cudnnGetConvolution2dForwardOutputDim(st.cd, st.xd, st.wd, &on, &oc, &oh, &ow));
-  if (on != frames || oc != cout || oh != d.out_h() || ow != d.out_w())
-    return "cuDNN's output size " + std::to_string(oh) + "x" + std::to_string(ow) +
-           " differs from vaeconv's " + std::to_string(d.out_h()) + "x" + std::to_string(d.out_w());
+  TRY(output_size_mismatch("cuDNN", d, vc, on, oc, oh, ow));
   TRY_CUDNN(cudnnSetTensor4dDescriptor(st.yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, frames, cout, oh, ow));
   TRY_CUDNN(cudnnSetTensor4dDescriptor(st.bd, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, 1, cout, 1, 1));
 
@@ -260,14 +258,9 @@ VendorResult vendor_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t
                           const std::vector<float>& bias, const std::vector<void*>& xs,
                           const std::vector<void*>& ys, int iters, void* stream,
                           std::vector<uint16_t>* y_host) {
-  VendorResult r;
-  r.error = run_shape(d, w_krsc, bias, xs, ys, iters, static_cast<cudaStream_t>(stream), y_host, &r);
-  if (!r.error.empty()) {
-    r.ran = false;
-    (void)cudaGetLastError();
-    (void)cudaDeviceSynchronize();
-  }
-  return r;
+  return vendor::vendor_result([&](VendorResult* r) {
+    return run_shape(d, w_krsc, bias, xs, ys, iters, static_cast<cudaStream_t>(stream), y_host, r);
+  });
 }
 
 }  // namespace vaeconv_bench

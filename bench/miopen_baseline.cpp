@@ -110,9 +110,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
                                              vc.stride, 1, 1));
   int on = 0, oc = 0, oh = 0, ow = 0;
   TRY_MIOPEN(miopenGetConvolutionForwardOutputDim(st.cd, st.xd, st.wd, &on, &oc, &oh, &ow));
-  if (on != frames || oc != cout || oh != d.out_h() || ow != d.out_w())
-    return "MIOpen's output size " + std::to_string(oh) + "x" + std::to_string(ow) +
-           " differs from vaeconv's " + std::to_string(d.out_h()) + "x" + std::to_string(d.out_w());
+  TRY(output_size_mismatch("MIOpen", d, vc, on, oc, oh, ow));
   TRY(set_nhwc(st.yd, frames, cout, oh, ow));
   TRY(set_nhwc(st.bd, 1, cout, 1, 1));
 
@@ -200,14 +198,9 @@ VendorResult vendor_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t
                           const std::vector<float>& bias, const std::vector<void*>& xs,
                           const std::vector<void*>& ys, int iters, void* stream,
                           std::vector<uint16_t>* y_host) {
-  VendorResult r;
-  r.error = run_shape(d, w_krsc, bias, xs, ys, iters, static_cast<hipStream_t>(stream), y_host, &r);
-  if (!r.error.empty()) {
-    r.ran = false;
-    (void)hipGetLastError();
-    (void)hipDeviceSynchronize();
-  }
-  return r;
+  return vendor::vendor_result([&](VendorResult* r) {
+    return run_shape(d, w_krsc, bias, xs, ys, iters, static_cast<hipStream_t>(stream), y_host, r);
+  });
 }
 
 }  // namespace vaeconv_bench

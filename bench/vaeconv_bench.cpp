@@ -30,6 +30,7 @@
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/vae_shapes.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
+#include "vaeconv/reference/packed_reference.hpp"
 #include "bench_conv_entry.hpp"  // the timed conv: the library's, or a sweep candidate's
 #include "vaeconv_kernels.hpp"
 
@@ -85,52 +86,9 @@ struct Result {
   } fp8;
 };
 
-
-
-// One output pixel, every channel, straight from the ConvDesc formula (packed-weight order);
-// xval(i) is input element i's value, wval(r, k) packed weight (r, k)'s, r the packed row
-// (phase * Cout + co for an upsample conv packed in phases: upsample_phases.hpp).
-template <class XVal, class WVal>
-void reference_pixel(const vaeconv::ConvDesc& d, const vaeconv::PackedWeightsInfo& info, XVal xval,
-                     WVal wval, const std::vector<float>& bias, int64_t m, std::vector<double>* out) {
-  const int64_t wo = d.out_w(), ho = d.out_h(), to = d.out_t();
-  const int64_t ow = m % wo, oh = (m / wo) % ho, ot = (m / (wo * ho)) % to, n = m / (wo * ho * to);
-  out->assign(size_t(d.cout), 0.0);
-  if (info.phases != 1) {  // a 2 x 2 conv of the source with phase (oh % 2, ow % 2)'s weights
-    const int p = int(oh % 2), q = int(ow % 2);
-    for (int64_t co = 0; co < d.cout; ++co) {
-      double acc = bias[size_t(co)];
-      for (int64_t k = 0; k < info.k; ++k) {
-        const int tap = int(k / d.cin);
-        const int64_t c = k % d.cin;
-        const int64_t ih = vaeconv::phase_source(p, oh / 2, tap / 2);
-        const int64_t iw = vaeconv::phase_source(q, ow / 2, tap % 2);
-        if (ih < 0 || ih >= d.h || iw < 0 || iw >= d.w) continue;
-        const int64_t xi = n * d.in_strides.n + ot * d.in_strides.t + ih * d.in_strides.h +
-                           iw * d.in_strides.w + c;
-        acc += double(xval(xi)) * double(wval((p * 2 + q) * d.cout + co, k));
-      }
-      (*out)[size_t(co)] = acc;
-    }
-    return;
-  }
-  for (int64_t co = 0; co < d.cout; ++co) {
-    double acc = bias[size_t(co)];
-    for (int64_t k = 0; k < info.k; ++k) {
-      const int64_t tap = k / d.cin, c = k % d.cin;
-      const int64_t kt = info.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
-      const int64_t it = ot + kt - d.pad.t_front;
-      const int64_t ih = oh * d.stride_h + kh - d.pad.h_top, iw = ow * d.stride_w + kw - d.pad.w_left;
-      if (it < 0 || it >= d.t || ih < 0 || ih >= d.up_h() || iw < 0 || iw >= d.up_w()) continue;
-      const int64_t xi = n * d.in_strides.n + it * d.in_strides.t + (ih / d.upsample) * d.in_strides.h +
-                         (iw / d.upsample) * d.in_strides.w + c;
-      acc += double(xval(xi)) * double(wval(co, k));
-    }
-    (*out)[size_t(co)] = acc;
-  }
-}
-
-// Checks 64 output pixels (the first, the last, 62 random), every channel, at rtol = atol = 2e-2.
+// Checks 64 output pixels (the first, the last, 62 random), every channel, at rtol = atol = 2e-2,
+// against the conv of the packed weights' values (reference/packed_reference.hpp): xval(i) is
+// input element i's value, wval(r, k) packed weight (r, k)'s.
 template <class XVal, class WVal>
 void sampled_check(const vaeconv::ConvDesc& d, const vaeconv::PackedWeightsInfo& info, XVal xval,
                    WVal wval, const std::vector<float>& bias, const std::vector<uint16_t>& y,
@@ -139,7 +97,7 @@ void sampled_check(const vaeconv::ConvDesc& d, const vaeconv::PackedWeightsInfo&
   std::uniform_int_distribution<int64_t> pick(0, d.gemm_m() - 1);
   for (int i = 0; i < 64; ++i) {
     const int64_t m = i < 2 ? (i == 0 ? 0 : d.gemm_m() - 1) : pick(rng);
-    reference_pixel(d, info, xval, wval, bias, m, &ref);
+    vaeconv::reference::packed_output_pixel(d, info, xval, wval, bias.data(), m, &ref);
     for (int64_t c = 0; c < d.cout; ++c) {
       const double g = vaeconv::bf16_to_float(y[size_t(m * d.cout + c)]), e = ref[size_t(c)];
       ++*sampled;

@@ -15,6 +15,7 @@
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_desc.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
+#include "vendor_baseline.hpp"
 
 namespace vaeconv_bench::vendor {
 
@@ -181,6 +182,31 @@ inline bool rel_l2(const std::vector<uint16_t>& got, const std::vector<uint16_t>
   }
   *rel = got.size() != ref.size() ? INFINITY : den > 0 ? std::sqrt(num / den) : 0.0;
   return true;
+}
+
+// Empty when the vendor's output dimensions (N, C, H, W) are vaeconv's, else what differs.
+inline std::string output_size_mismatch(const char* vendor, const vaeconv::ConvDesc& d,
+                                        const VendorConv& vc, int on, int oc, int oh, int ow) {
+  if (on == vc.frames && oc == vc.cout && oh == d.out_h() && ow == d.out_w()) return {};
+  return std::string(vendor) + "'s output " + std::to_string(on) + "x" + std::to_string(oc) + "x" +
+         std::to_string(oh) + "x" + std::to_string(ow) + " (NCHW) differs from vaeconv's " +
+         std::to_string(vc.frames) + "x" + std::to_string(vc.cout) + "x" + std::to_string(d.out_h()) +
+         "x" + std::to_string(d.out_w());
+}
+
+// vendor_bench's result around a baseline's run_shape (run(&r) fills r and returns an error or
+// ""): after an error the sticky runtime error is cleared and the device drained, so the next
+// shape starts clean.
+template <class Run>
+VendorResult vendor_result(const Run& run) {
+  VendorResult r;
+  r.error = run(&r);
+  if (!r.error.empty()) {
+    r.ran = false;
+    (void)hipGetLastError();
+    (void)hipDeviceSynchronize();
+  }
+  return r;
 }
 
 // --- What a vendor path does around its own conv and bias calls --------------------------------
