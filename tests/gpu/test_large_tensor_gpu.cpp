@@ -16,8 +16,10 @@
 #include <thread>
 
 #include "gpu_test_util.hpp"
+#include "kernel_aim.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/packed_weights.hpp"
+#include "vaeconv/reference/pixel_reference.hpp"
 #include "vaeconv_kernels.hpp"
 
 namespace vaeconv::test {
@@ -90,6 +92,18 @@ void check_sample(double got, double want, const std::array<int64_t, 3>& pix, in
   ++*bad;
 }
 
+// The operands as the sampled reference (reference/pixel_reference.hpp) reads them: the bf16
+// input, and the float weights rounded to bf16 as the packing rounds them.
+auto x_value(const std::vector<uint16_t>& x) {
+  return [&x](int64_t i) { return bf16_to_float(x[size_t(i)]); };
+}
+auto w_value(const ConvDesc& d, const std::vector<float>& w) {
+  return [&d, &w](int64_t co, int64_t ci, int kt, int kh, int kw) {
+    const int64_t i = (((co * d.cin + ci) * d.kt + kt) * d.kh + kh) * d.kw + kw;
+    return bf16_to_float(float_to_bf16(w[size_t(i)]));
+  };
+}
+
 // Runs the causal conv d on the uploaded input (host copy x, device copy xd) and checks it as
 // described above. far_input: the sample must reach input offsets past 2^31 (else output ones).
 void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void* xd,
@@ -103,7 +117,7 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
 
   // Sampled pixels: corners and edges of the last two frames, plus random far pixels. A frame
   // f = n * T + t is time slice t of batch item n; the causal taps stay inside item n.
-  const int64_t H = d.h, W = d.w, T = d.t, C = d.cin, F = d.n * d.t;
+  const int64_t H = d.h, W = d.w, C = d.cin, F = d.n * d.t;
   std::vector<std::array<int64_t, 3>> pix;  // (f, h, w)
   for (int64_t f : {F - 2, F - 1})
     for (int64_t h : {int64_t(0), H / 2, H - 1})
@@ -114,24 +128,15 @@ void run_and_check(const ConvDesc& d, const std::vector<uint16_t>& x, const void
   for (int i = 0; i < 400; ++i)
     pix.push_back({i % 2 ? F - 1 : int64_t(rng() % F), int64_t(rng() % H), int64_t(rng() % W)});
   int64_t checked = 0, bad = 0, past_2_31 = 0, out_past_2_31 = 0;
+  std::vector<double> want;
   for (const auto& p : pix) {
-    const int64_t t = p[0] % T, f0 = p[0] - t;  // f0: the item's first frame
     const int64_t out_off = ((p[0] * H + p[1]) * W + p[2]) * d.cout;
     past_2_31 += ((p[0] * H + p[1]) * W + p[2]) * C > (int64_t(1) << 31);  // input offset
     out_past_2_31 += out_off > (int64_t(1) << 31);
-    for (int64_t co = 0; co < d.cout; ++co) {
-      double acc = bias[size_t(co)];
-      for (int kt = 0; kt < 3; ++kt)
-        for (int kh = 0; kh < 3; ++kh)
-          for (int kw = 0; kw < 3; ++kw) {
-            const int64_t it = t + kt - 2, ih = p[1] + kh - 1, iw = p[2] + kw - 1;
-            if (it < 0 || ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-            for (int64_t ci = 0; ci < C; ++ci)
-              acc += double(bf16_to_float(x[size_t((((f0 + it) * H + ih) * W + iw) * C + ci)])) *
-                     bf16_to_float(float_to_bf16(w[size_t((((co * C + ci) * 3 + kt) * 3 + kh) * 3 + kw)]));
-          }
-      check_sample(bf16_to_float(y[size_t(out_off + co)]), acc, p, co, &checked, &bad);
-    }
+    reference::output_pixel(d, x_value(x), w_value(d, w), bias.data(), (p[0] * H + p[1]) * W + p[2],
+                            &want);
+    for (int64_t co = 0; co < d.cout; ++co)
+      check_sample(bf16_to_float(y[size_t(out_off + co)]), want[size_t(co)], p, co, &checked, &bad);
   }
   EXPECT_EQ(bad, 0) << "of " << checked << " sampled outputs";
   if (far_input) EXPECT_GT(past_2_31, 100) << "the sample must read input past 2^31 elements";
@@ -156,8 +161,11 @@ void upload_input(const ConvDesc& d, std::vector<uint16_t>& x, void** xd) {
 }
 
 TEST(LargeTensor, CausalVideoPast2To31Elements) {
-  VAECONV_REQUIRE_GPU();
   const ConvDesc d = ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 16);
+  const ConvDesc d3 = ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 3);
+  expect_kernel(d, aim_implicit_gemm(true));
+  expect_kernel(d3, aim_tap_reduce());
+  VAECONV_REQUIRE_GPU();
   ASSERT_GT(d.in_elements(), int64_t(1) << 31);
   std::vector<uint16_t> x;
   void* xd = nullptr;
@@ -165,7 +173,7 @@ TEST(LargeTensor, CausalVideoPast2To31Elements) {
   if (HasFatalFailure()) return;
   // Cout = 16: the implicit GEMM (output past 2^31 too); Cout = 3: the tap-reduce kernel.
   run_and_check(d, x, xd);
-  run_and_check(ConvDesc::causal3x3x3(1, 9, 4096, 4096, 16, 3), x, xd);
+  run_and_check(d3, x, xd);
   (void)hipFree(xd);
 }
 
@@ -176,8 +184,9 @@ TEST(LargeTensor, CausalVideoPast2To31Elements) {
 // edges of the last frame, whose output offsets are past 2^31, and random ones — against the
 // nearest x2 upsample followed by the 3 x 3 conv, in double precision.
 TEST(LargeTensor, UpsampleVideoOutputPast2To31Elements) {
-  VAECONV_REQUIRE_GPU();
   const ConvDesc d = ConvDesc::upsample2x(1, 5, 1024, 1024, 32, 128);
+  expect_kernel(d, aim_upsample_phases(true));
+  VAECONV_REQUIRE_GPU();
   ASSERT_GT(d.out_elements(), int64_t(1) << 31);
   std::vector<uint16_t> x;
   void* xd = nullptr;
@@ -191,7 +200,7 @@ TEST(LargeTensor, UpsampleVideoOutputPast2To31Elements) {
   (void)hipFree(xd);
   if (HasFatalFailure()) return;
 
-  const int64_t H = d.h, W = d.w, HO = d.out_h(), WO = d.out_w(), C = d.cin, F = d.t;
+  const int64_t HO = d.out_h(), WO = d.out_w(), F = d.t;
   std::vector<std::array<int64_t, 3>> pix;  // (frame, oh, ow)
   for (int64_t oh : {int64_t(0), int64_t(1), HO / 2 + 1, HO - 2, HO - 1})
     for (int64_t ow : {int64_t(0), int64_t(1), WO / 3, WO - 2, WO - 1}) pix.push_back({F - 1, oh, ow});
@@ -199,21 +208,14 @@ TEST(LargeTensor, UpsampleVideoOutputPast2To31Elements) {
   for (int i = 0; i < 300; ++i)
     pix.push_back({i % 2 ? F - 1 : int64_t(rng() % F), int64_t(rng() % HO), int64_t(rng() % WO)});
   int64_t checked = 0, bad = 0, past_2_31 = 0;
+  std::vector<double> want;
   for (const auto& p : pix) {
     const int64_t out_off = ((p[0] * HO + p[1]) * WO + p[2]) * d.cout;
     past_2_31 += out_off > (int64_t(1) << 31);
-    for (int64_t co = 0; co < d.cout; ++co) {
-      double acc = bias[size_t(co)];
-      for (int kh = 0; kh < 3; ++kh)
-        for (int kw = 0; kw < 3; ++kw) {
-          const int64_t uh = p[1] + kh - 1, uw = p[2] + kw - 1;  // in the upsampled frame
-          if (uh < 0 || uh >= HO || uw < 0 || uw >= WO) continue;
-          for (int64_t ci = 0; ci < C; ++ci)
-            acc += double(bf16_to_float(x[size_t(((p[0] * H + uh / 2) * W + uw / 2) * C + ci)])) *
-                   bf16_to_float(float_to_bf16(w[size_t(((co * C + ci) * 3 + kh) * 3 + kw)]));
-        }
-      check_sample(bf16_to_float(y[size_t(out_off + co)]), acc, p, co, &checked, &bad);
-    }
+    reference::output_pixel(d, x_value(x), w_value(d, w), bias.data(),
+                            (p[0] * HO + p[1]) * WO + p[2], &want);
+    for (int64_t co = 0; co < d.cout; ++co)
+      check_sample(bf16_to_float(y[size_t(out_off + co)]), want[size_t(co)], p, co, &checked, &bad);
   }
   EXPECT_EQ(bad, 0) << "of " << checked << " sampled outputs";
   EXPECT_GT(past_2_31, 100) << "the sample must write output past 2^31 elements";
@@ -221,33 +223,31 @@ TEST(LargeTensor, UpsampleVideoOutputPast2To31Elements) {
               d.to_string().c_str(), y_n, static_cast<long long>(checked));
 }
 
-// T = 1 and 96 channels: the 1024^2 decoder layer's kernel (the halo kernel on sm_90a), with
-// the batch carrying the offsets past 2^31 (each image's view stays under 2^31 bytes).
-TEST(LargeTensor, BatchOfImagesPast2To31Elements) {
+// A T = 1 conv over a batch of images, past 2^31 elements in its output (and its input, with
+// far_input), on the kernel `aim` names: uploaded and checked as run_and_check says.
+void check_image_batch(const ConvDesc& d, const Aim& aim, bool far_input) {
+  expect_kernel(d, aim);
   VAECONV_REQUIRE_GPU();
-  const ConvDesc d = ConvDesc::causal3x3x3(3, 1, 4096, 2560, 96, 96);
-  ASSERT_GT(d.in_elements(), int64_t(1) << 31);
   ASSERT_GT(d.out_elements(), int64_t(1) << 31);
+  if (far_input) ASSERT_GT(d.in_elements(), int64_t(1) << 31);
   std::vector<uint16_t> x;
   void* xd = nullptr;
   upload_input(d, x, &xd);
-  if (HasFatalFailure()) return;
-  run_and_check(d, x, xd);
+  if (::testing::Test::HasFatalFailure()) return;
+  run_and_check(d, x, xd, far_input);
   (void)hipFree(xd);
+}
+
+// T = 1 and 96 channels: the 1024^2 decoder layer's kernel (the halo kernel on sm_90a), with
+// the batch carrying the offsets past 2^31 (each image's view stays under 2^31 bytes).
+TEST(LargeTensor, BatchOfImagesPast2To31Elements) {
+  check_image_batch(ConvDesc::causal3x3x3(3, 1, 4096, 2560, 96, 96), aim_halo(), /*far_input=*/true);
 }
 
 // Cin = 3 (the VAE's first layer: the tap-row kernel on sm_90a, else the element-wise gather):
 // a batch of three 4096 x 2560 images whose 96-channel output is 3.0e9 elements.
 TEST(LargeTensor, Cin3BatchOutputPast2To31Elements) {
-  VAECONV_REQUIRE_GPU();
-  const ConvDesc d = ConvDesc::causal3x3x3(3, 1, 4096, 2560, 3, 96);
-  ASSERT_GT(d.out_elements(), int64_t(1) << 31);
-  std::vector<uint16_t> x;
-  void* xd = nullptr;
-  upload_input(d, x, &xd);
-  if (HasFatalFailure()) return;
-  run_and_check(d, x, xd, /*far_input=*/false);
-  (void)hipFree(xd);
+  check_image_batch(ConvDesc::causal3x3x3(3, 1, 4096, 2560, 3, 96), aim_tap_row(), /*far_input=*/false);
 }
 
 }  // namespace

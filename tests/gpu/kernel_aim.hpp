@@ -1,0 +1,47 @@
+// kernel_aim.hpp — the kernel a GPU test aims at, asserted through vaeconv::which_kernel.
+//
+// A case written for one kernel (the halo, tap-row or tap-reduce kernel, the implicit GEMM's
+// element-wise gather, the upsample conv in phases) must run that kernel, or it tests something
+// else without a sound. expect_kernel() is host code: the suite runs it with or without a GPU.
+#pragma once
+#include <gtest/gtest.h>
+
+#include "vaeconv/api/kernel_plan.hpp"
+
+namespace vaeconv::test {
+
+// What which_kernel must report for a case on this build. The halo and tap-row kernels exist only
+// where the wide tile is the wgmma atom (VAECONV_NVIDIA_WGMMA, sm_90a); elsewhere their cases run
+// the implicit GEMM, and that is asserted instead.
+struct Aim {
+  const char* family = nullptr;  // KernelPlan::family(); nullptr: the case aims at no kernel
+  int vector = -1;               // implicit GEMM: 1 the 16-byte gather, 0 element-wise; -1 either
+  bool phases = false;           // an upsample conv as four phase launches
+};
+inline Aim aim_implicit_gemm(bool vector) { return {"implicit_gemm", vector ? 1 : 0, false}; }
+inline Aim aim_elementwise() { return aim_implicit_gemm(false); }
+inline Aim aim_upsample_phases(bool vector) { return {"implicit_gemm", vector ? 1 : 0, true}; }
+inline Aim aim_tap_reduce() { return {"tap_reduce"}; }
+#if defined(VAECONV_NVIDIA_WGMMA)
+inline Aim aim_halo() { return {"halo"}; }
+inline Aim aim_tap_row() { return {"tap_row"}; }
+#else
+inline Aim aim_halo() { return aim_implicit_gemm(true); }  // its Cin fill 16-byte chunks
+inline Aim aim_tap_row() { return aim_elementwise(); }     // Cin = 3
+#endif
+
+// Asserts that which_kernel picks the kernel `aim` names for d (host code: runs without a GPU).
+inline void expect_kernel(const ConvDesc& d, const Aim& aim) {
+  if (aim.family == nullptr) return;
+  KernelPlan plan;
+  const Status s = which_kernel(d, &plan);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  EXPECT_EQ(plan.family(), aim.family) << "which_kernel: " << plan.name() << " for " << d.to_string();
+  if (plan.choice.family == KernelChoice::Family::kImplicitGemm) {
+    if (aim.vector >= 0)
+      EXPECT_EQ(plan.choice.vector, aim.vector == 1) << "gather of " << plan.name();
+    EXPECT_EQ(plan.choice.upsample_phases, aim.phases) << "upsample phases of " << plan.name();
+  }
+}
+
+}  // namespace vaeconv::test
