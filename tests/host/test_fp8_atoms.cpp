@@ -29,11 +29,16 @@
 //                               codes, every pair of codes; fn NaN poisons the same rows/columns.
 //   Fp8AtomEmulatedFnuzBytes  — e4m3fn_bytes_for_fnuz (the sanitize pass) on all 256 codes in
 //                               every byte position.
-//   Fp8ProducerCodes          — the library's own producers (quantizer, weight packer, FP8-output
-//                               epilogue: quantize_e4m3fn) emit exactly the 253 codes that read as
-//                               half in FNUZ, never 0x80 / 0x7F / 0xFF (exhaustive over bf16
-//                               inputs, swept over fp32 ones); their bytes, unsanitized, give
-//                               gfx942 == gfx950 bit for bit; a planted 0x80 / 0x7F does not.
+//   Fp8ProducerCodes          — the library's own producers (quantize_e4m3fn): the quantizer and
+//                               the weight packer emit exactly the 253 codes that read as half in
+//                               FNUZ, never 0x80 / 0x7F / 0xFF (exhaustive over bf16 inputs); the
+//                               FP8-output epilogue those 253 plus its target's NaN code (0x80 on
+//                               gfx942, 0x7F on gfx950 / NVIDIA; bf16 inputs, an fp32 sweep, every
+//                               fp32 NaN); their bytes, unsanitized, give gfx942 == gfx950 bit for
+//                               bit; a planted 0x80 / 0x7F does not.
+//   Fp8OutputNan              — an FP8 output's NaN byte is read as NaN by the next conv's atom on
+//                               each target (gfx942 FNUZ as stored, gfx950 / NVIDIA e4m3fn); 0x00,
+//                               the other form's code, or a second sanitize pass on gfx942 fail.
 //   Fp8AtomEmulatedNegative   — skipping the sanitize pass, forgetting x4, and layout slips are
 //                               caught.
 //   Fp8AtomEmulatedKOrder     — the K order inside each instruction's operands is irrelevant: the
@@ -906,40 +911,99 @@ TEST(Fp8ProducerCodes, QuantizerEmitsExactlyThe253CodesOverEveryBf16Input) {
   EXPECT_EQ(distinct, 253);
 }
 
-// The FP8-output epilogue quantizes fp32 results with the same function (kernel/epilogue.hpp):
-// a sweep over the fp32 bit patterns of both signs (every exponent, ~1M values) and the special
-// values, at several y_scales, never emits 0x80 / 0x7F / 0xFF.
-TEST(Fp8ProducerCodes, EpilogueRuleOverFp32Inputs) {
+// The FP8-output epilogue quantizes fp32 results with the same function (kernel/epilogue.hpp),
+// passing its architecture's NaN code (Cdna / Nvidia::kFp8NanCode). Per target, the set of codes
+// it can emit, exhaustively: every finite e4m3fn value (each is a bf16 value) reaches its own code
+// at y_scale 1, a sweep over the fp32 bit patterns of both signs (every exponent, ~1M values) and
+// the specials at several y_scales reach no other, and every fp32 NaN (both signs, every payload)
+// stores the target's code. So the emitted set is exactly the 253 FNUZ-exact codes plus the NaN
+// code: 0x80 on gfx942 (which makes it exactly the image of the sanitize pass: the gfx942 operand
+// form), 0x7F on gfx950 and NVIDIA (an e4m3fn NaN). 0xFF never, -0 never, +-Inf saturate to
+// +-448 (0x7E / 0xFE: e4m3fn "satfinite").
+struct OutputTarget {
+  const char* name;
+  std::uint8_t nan_code;  // the architecture's kFp8NanCode
+};
+const OutputTarget kOutputTargets[] = {{"gfx942", arch::kFp8NanCodeFnuz},
+                                       {"gfx950", arch::kFp8NanCodeE4m3fn},
+                                       {"nvidia", arch::kFp8NanCodeE4m3fn}};
+
+TEST(Fp8ProducerCodes, EpilogueEmitsThe253CodesAndItsTargetsNanCode) {
   const float y_scales[] = {1.f, 0.01f, 3.7e5f, std::ldexp(1.f, -140), 1e30f};
   const float specials[] = {0.f, -0.f, -1e-30f, -std::ldexp(1.f, -149), std::ldexp(1.f, -149), INFINITY, -INFINITY,
                             std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
                             -448.f, 448.f, -464.f, 1e38f, -1e38f};
-  long bad = 0, checked = 0;
-  std::string first;
-  auto check = [&](float v, float ys) {
-    const std::uint8_t b = vaeconv::quantize_e4m3fn(v, ys);
-    ++checked;
-    if (!arch::e4m3fn_reads_as_half_fnuz(b)) {
-      if (first.empty()) first = std::to_string(v) + " / " + std::to_string(ys) + " -> " + hexbyte(b);
-      ++bad;
+  // The sanitize pass's image over all 256 codes: the gfx942 operand form.
+  std::array<bool, 256> sanitized_form{};
+  for (int c = 0; c < 256; ++c) sanitized_form[arch::e4m3fn_bytes_for_fnuz(std::uint32_t(c))] = true;
+  for (const OutputTarget& t : kOutputTargets) {
+    const bool fnuz = t.nan_code == arch::kFp8NanCodeFnuz;
+    std::array<long, 256> emitted{};
+    long bad = 0, checked = 0, nan_in = 0;
+    std::string first;
+    auto check = [&](float v, float ys) {
+      const std::uint8_t b = vaeconv::quantize_e4m3fn(v, ys, t.nan_code);
+      const float q = v / ys;
+      const std::uint8_t plain = vaeconv::float_to_e4m3fn(q);
+      const std::uint8_t want = q != q ? t.nan_code : (plain == 0x80 ? std::uint8_t(0x00) : plain);
+      nan_in += q != q;
+      ++emitted[b];
+      ++checked;
+      if (b != want) {
+        if (first.empty()) first = std::to_string(v) + " / " + std::to_string(ys) + " -> " + hexbyte(b);
+        ++bad;
+      }
+    };
+    for (std::uint32_t bits = 0; bits < 65536; ++bits) check(vaeconv::bf16_to_float(std::uint16_t(bits)), 1.f);
+    for (float ys : y_scales) {
+      for (std::uint64_t u = 0; u < 0x100000000ull; u += 4099) {
+        float v;
+        const std::uint32_t w = std::uint32_t(u);
+        std::memcpy(&v, &w, sizeof v);
+        check(v, ys);
+      }
+      for (float v : specials) check(v, ys);
     }
-  };
-  for (float ys : y_scales) {
-    for (std::uint64_t u = 0; u < 0x100000000ull; u += 4099) {
-      float v;
-      const std::uint32_t w = std::uint32_t(u);
-      std::memcpy(&v, &w, sizeof v);
-      check(v, ys);
+    // Every fp32 NaN, both signs, every payload; and a NaN y_scale on a finite value.
+    long nan_bad = 0;
+    for (std::uint32_t sign = 0; sign < 2; ++sign)
+      for (std::uint32_t payload = 1; payload < (1u << 23); ++payload) {
+        float v;
+        const std::uint32_t w = (sign << 31) | 0x7F800000u | payload;
+        std::memcpy(&v, &w, sizeof v);
+        nan_bad += vaeconv::quantize_e4m3fn(v, 1.f, t.nan_code) != t.nan_code;
+      }
+    EXPECT_EQ(nan_bad, 0) << t.name << ": an fp32 NaN did not store the target's NaN code";
+    EXPECT_EQ(vaeconv::quantize_e4m3fn(1.f, vaeconv::fp8_scale_for_amax(INFINITY), t.nan_code), t.nan_code) << t.name;
+    EXPECT_EQ(bad, 0) << t.name << ": " << first;
+    EXPECT_GT(checked, 5 * 1000000L);
+    EXPECT_GT(nan_in, 1000) << "premise: the inputs include NaNs";
+    // The emitted set, exactly.
+    int distinct = 0;
+    for (int c = 0; c < 256; ++c) {
+      const std::uint8_t b = std::uint8_t(c);
+      const bool expected = arch::e4m3fn_reads_as_half_fnuz(b) || b == t.nan_code;
+      EXPECT_EQ(emitted[std::size_t(c)] > 0, expected) << t.name << " " << hexbyte(b);
+      if (fnuz) {
+        EXPECT_EQ(emitted[std::size_t(c)] > 0, sanitized_form[std::size_t(c)]) << "gfx942 form " << hexbyte(b);
+      }
+      distinct += emitted[std::size_t(c)] > 0;
     }
-    for (float v : specials) check(v, ys);
+    EXPECT_EQ(distinct, 254) << t.name;
+    EXPECT_EQ(emitted[0x80] > 0, fnuz) << t.name << ": 0x80 is the NaN on gfx942 and never emitted elsewhere (-0)";
+    EXPECT_EQ(emitted[0x7F] > 0, !fnuz) << t.name << ": 0x7F is the NaN on e4m3fn targets, +240 under FNUZ";
+    EXPECT_EQ(emitted[0xFF], 0) << t.name;
+    // Named: signed zero, NaN and the satfinite infinities.
+    EXPECT_EQ(vaeconv::float_to_e4m3fn(-1e-30f), 0x80);
+    EXPECT_EQ(vaeconv::quantize_e4m3fn(-1e-30f, 1.f, t.nan_code), 0x00) << t.name;
+    EXPECT_EQ(vaeconv::quantize_e4m3fn(std::numeric_limits<float>::quiet_NaN(), 1.f, t.nan_code), t.nan_code);
+    EXPECT_EQ(vaeconv::quantize_e4m3fn(INFINITY, 1.f, t.nan_code), 0x7E) << t.name << ": +Inf saturates to 448";
+    EXPECT_EQ(vaeconv::quantize_e4m3fn(-INFINITY, 1.f, t.nan_code), 0xFE) << t.name << ": -Inf saturates to -448";
   }
-  EXPECT_EQ(bad, 0) << first;
-  EXPECT_GT(checked, 5 * 1000000L);
-  // Signed zero and NaN, named: the encodings a plain e4m3fn encoder would give them.
-  EXPECT_EQ(vaeconv::float_to_e4m3fn(-1e-30f), 0x80);
-  EXPECT_EQ(vaeconv::quantize_e4m3fn(-1e-30f, 1.f), 0x00);
-  EXPECT_EQ(vaeconv::quantize_e4m3fn(std::numeric_limits<float>::quiet_NaN(), 1.f), 0x00);
-  EXPECT_EQ(vaeconv::quantize_e4m3fn(-INFINITY, 1.f), 0xFE);
+  // The quantizer's rule (the default NaN byte): a NaN element stores 0x00 on every target, its
+  // NaN travelling in the scale (QuantizerEmitsExactlyThe253CodesOverEveryBf16Input).
+  EXPECT_EQ(vaeconv::quantize_e4m3fn(std::numeric_limits<float>::quiet_NaN(), 1.f), vaeconv::kFp8NanInScale);
+  EXPECT_EQ(vaeconv::kFp8NanInScale, 0x00);
 }
 
 // Values whose bf16 encodings quantize (scale exactly 1) to small exact codes, -0 inputs and
@@ -1044,6 +1108,100 @@ TEST(Fp8ProducerCodes, PlantedNegZeroOrNanIsWrongUnsanitized) {
     EXPECT_EQ(wrong, 32) << hexbyte(planted) << ": the planted row must be wrong in every column";
     EXPECT_EQ(cross_mismatches<L>(p.A, p.B, stage_cfgs(4)[1], Knobs{}, nullptr), 0) << hexbyte(planted) << " sanitized";
   }
+}
+
+// ================================================================================================
+// Fp8OutputNan: a NaN an FP8-output conv stores is read as NaN by the next conv, on every target
+// ================================================================================================
+
+// The next conv's operand A: random small exact codes without -0 (a library tensor), and in each
+// of three rows one byte an FP8 output stored for a NaN result (`stored`); B likewise, NaN-free.
+// The atom of target t reads them as the kernels do (gfx942: the bytes as stored, unless
+// kn.sanitized). Returns the wrong elements over every staging: a planted row must be NaN in
+// every column, every other element the exact product.
+template <class L>
+long nan_readback_errors(Target t, std::uint8_t stored, const Knobs& kn, long* planted_elements, std::string* first) {
+  constexpr int M = L::kM, N = L::kN, K = L::kK;
+  std::vector<std::uint8_t> codes;
+  for (std::uint8_t c : small_exact_codes())
+    if (c != 0x80) codes.push_back(c);
+  std::mt19937 rng(unsigned(stored) * 3 + unsigned(t));
+  Bytes A = random_from(rng, std::size_t(M) * K, codes);
+  const Bytes B = random_from(rng, std::size_t(K) * N, codes);
+  const std::vector<double> R = exact_product<L>(A, B);  // for the rows without a NaN
+  const int nan_rows[] = {1, M / 2 + 3, M - 1};
+  std::vector<bool> is_nan_row(std::size_t(M), false);
+  for (int r : nan_rows) {
+    A[std::size_t(r) * K + std::size_t((5 * r + 3) % K)] = stored;
+    is_nan_row[std::size_t(r)] = true;
+  }
+  long bad = 0;
+  *planted_elements = 0;
+  for (const StageCfg& cfg : stage_cfgs(L::kK / 16)) {
+    const std::vector<float> D = run_bytes<L>(t, A, B, cfg, kn);
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        const std::size_t i = std::size_t(m) * N + std::size_t(n);
+        const bool ok = is_nan_row[std::size_t(m)] ? std::isnan(D[i]) : same_result(D[i], float(R[i]));
+        *planted_elements += is_nan_row[std::size_t(m)];
+        if (!ok && first && first->empty())
+          *first = std::string(target_name(t)) + " " + cfg.name + " m " + std::to_string(m) + " n " + std::to_string(n) +
+                   ": " + std::to_string(D[i]);
+        bad += !ok;
+      }
+  }
+  return bad;
+}
+long nan_readback_errors(Target t, std::uint8_t stored, const Knobs& kn, long* planted, std::string* first = nullptr) {
+  return t == Target::Nvidia ? nan_readback_errors<lay::MmaM16N16K32Fp8>(t, stored, kn, planted, first)
+                             : nan_readback_errors<lay::Mfma32x32x64Fp8>(t, stored, kn, planted, first);
+}
+Knobs as_stored() {  // the library's own tensor: gfx942 reads the bytes without a sanitize pass
+  Knobs k;
+  k.sanitized = false;
+  return k;
+}
+std::uint8_t nan_code_of(Target t) { return t == Target::Gfx942 ? arch::kFp8NanCodeFnuz : arch::kFp8NanCodeE4m3fn; }
+
+// The epilogue's byte for a NaN result (a NaN value, or a NaN y_scale) on each target, read by that
+// target's atom — gfx942's FNUZ instruction on the bytes as stored, gfx950's and NVIDIA's e4m3fn
+// ones — gives NaN in every column of its row, the other rows exact.
+TEST(Fp8OutputNan, ReadAsNanByEveryTargetsAtom) {
+  for (Target t : {Target::Gfx942, Target::Gfx950, Target::Nvidia}) {
+    const std::uint8_t code = nan_code_of(t);
+    const std::uint8_t from_value = vaeconv::quantize_e4m3fn(std::numeric_limits<float>::quiet_NaN(), 0.37f, code);
+    const std::uint8_t from_scale = vaeconv::quantize_e4m3fn(2.5f, vaeconv::fp8_scale_for_amax(INFINITY), code);
+    const float inf = INFINITY;
+    const std::uint8_t from_inf = vaeconv::quantize_e4m3fn(inf - inf, 1.f, code);  // Inf - Inf: a NaN result
+    EXPECT_EQ(from_value, code) << target_name(t);
+    EXPECT_EQ(from_scale, code) << target_name(t);
+    EXPECT_EQ(from_inf, code) << target_name(t);
+    long planted = 0;
+    std::string first;
+    EXPECT_EQ(nan_readback_errors(t, from_value, as_stored(), &planted, &first), 0) << first;
+    EXPECT_EQ(planted, (t == Target::Nvidia ? 16 : 32) * 3 * 3) << "premise: three NaN rows in every staging";
+  }
+}
+
+// Negative controls: the same check fails, in every column of every planted row, for the byte
+// the epilogue stored before (0x00: the NaN lost on every target), for the other targets' NaN
+// code (0x7F reads as +240 under FNUZ; 0x80 is e4m3fn -0), and when a gfx942 library output is
+// sent through sanitize_fp8_for_target again (it is already gfx942's operand form: 0x80 -> 0x00).
+TEST(Fp8OutputNan, NegativeControls) {
+  const Knobs raw = as_stored();
+  for (Target t : {Target::Gfx942, Target::Gfx950, Target::Nvidia}) {
+    long planted = 0;
+    EXPECT_EQ(nan_readback_errors(t, vaeconv::kFp8NanInScale, raw, &planted), planted)
+        << target_name(t) << ": storing a NaN as 0x00 must be caught";
+    EXPECT_GT(planted, 0);
+    const std::uint8_t other = t == Target::Gfx942 ? arch::kFp8NanCodeE4m3fn : arch::kFp8NanCodeFnuz;
+    EXPECT_EQ(nan_readback_errors(t, other, raw, &planted), planted)
+        << target_name(t) << ": the other form's NaN code " << hexbyte(other) << " must be caught";
+  }
+  long planted = 0;
+  EXPECT_EQ(nan_readback_errors(Target::Gfx942, arch::kFp8NanCodeFnuz, Knobs{}, &planted), planted)
+      << "sanitizing a gfx942 library output again turns its NaN into +0";
+  EXPECT_EQ(arch::e4m3fn_bytes_for_fnuz(arch::kFp8NanCodeFnuz), 0x00u);
 }
 
 // ================================================================================================

@@ -36,6 +36,11 @@ struct Cdna {
   static constexpr const char* kName = "cdna-gfx942/gfx950";
   static constexpr bool kStaticLds = true;  // LDS sized at compile time (<= 64 KiB on gfx942)
   static constexpr bool kBulkStore = false;  // no LDS-to-global copy engine (arch/nvidia.hpp)
+#if defined(__gfx942__)
+  static constexpr uint8_t kFp8NanCode = kFp8NanCodeFnuz;  // the NaN an FP8 output stores (fp8_fnuz.hpp)
+#else
+  static constexpr uint8_t kFp8NanCode = kFp8NanCodeE4m3fn;
+#endif
 
   using i32x4 = int __attribute__((ext_vector_type(4)));
   using f32x16 = float __attribute__((ext_vector_type(16)));

@@ -7,11 +7,12 @@
 //   0x80  e4m3fn -0, FNUZ NaN
 //   0x7F, 0xFF  e4m3fn NaN, FNUZ +-240
 // The kernels read operand bytes as they are (no rewrite in the main loop: it cost more VALU
-// issue per K tile than the MFMAs it fed). So the bytes a gfx942 conv reads must hold none of the
-// three, which is what the library's own FP8 producers guarantee (conv/fp8_scale.hpp:
-// quantize_e4m3fn never emits them: the quantizer, the weight packer and the FP8-output epilogue),
-// and what sanitize_fp8_for_target (api/fp8_sanitize.hpp) makes of an FP8 tensor from outside,
-// once per tensor, with e4m3fn_bytes_for_fnuz below:
+// issue per K tile than the MFMAs it fed). So the bytes a gfx942 conv reads must hold no -0 and
+// no e4m3fn NaN, and a NaN must be 0x80: the library's own FP8 producers guarantee it
+// (conv/fp8_scale.hpp: quantize_e4m3fn never emits -0 or 0x7F / 0xFF on gfx942; the quantizer and
+// the weight packer store no NaN byte at all, the FP8-output epilogue stores a NaN as 0x80,
+// kFp8NanCodeFnuz below), and sanitize_fp8_for_target (api/fp8_sanitize.hpp) makes that form of an
+// FP8 tensor from outside, once per tensor, with e4m3fn_bytes_for_fnuz below:
 //   0x80 -> 0x00 (+0: same product),  0x7F, 0xFF -> 0x80 (FNUZ NaN: NaN stays NaN).
 // tests/host/test_fp8_atoms.cpp runs the same bytes through the emulated gfx950 (e4m3fn) and
 // gfx942 (FNUZ) instructions and requires identical results.
@@ -41,5 +42,13 @@ VAECONV_HD constexpr uint32_t e4m3fn_bytes_for_fnuz(uint32_t w) {
 
 // The factor that turns a gfx942 FNUZ-read fp8 product back into the e4m3fn product.
 inline constexpr float kFnuzProductScale = 4.0f;
+
+// The byte an FP8-output conv stores for a NaN result: a code the target's matrix instructions
+// read as NaN in the library's FP8 tensor form, so the NaN reaches every consumer. e4m3fn's NaN
+// where the instructions read e4m3fn (gfx950, NVIDIA); the FNUZ NaN on gfx942, whose library
+// tensors are thus exactly in the form sanitize_fp8_for_target produces (no -0, NaN = 0x80).
+// Each architecture names its code (Cdna / Nvidia::kFp8NanCode); host code takes it as a parameter.
+inline constexpr uint8_t kFp8NanCodeE4m3fn = 0x7Fu;
+inline constexpr uint8_t kFp8NanCodeFnuz = 0x80u;
 
 }  // namespace vaeconv::arch

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 
+#include "vaeconv/arch/fp8_fnuz.hpp"  // kFp8NanCodeE4m3fn
 #include "vaeconv/arch/fragment_layouts.hpp"
 #include "vaeconv/arch/nvidia_wgmma.hpp"
 #include "vaeconv/arch/runtime.hpp"  // uint4, threadIdx, the CUDA builtins
@@ -34,6 +35,7 @@ struct Nvidia {
   static constexpr int kWaveSize = 32;
   static constexpr const char* kName = "nvidia-sm80+";
   static constexpr bool kStaticLds = false;  // dynamic shared memory: tiles may exceed 48 KiB
+  static constexpr uint8_t kFp8NanCode = kFp8NanCodeE4m3fn;  // the NaN an FP8 output stores
 
   VAECONV_DEVICE static uint32_t smem_u32(const void* p) {
 #if defined(__CUDA_ARCH__)

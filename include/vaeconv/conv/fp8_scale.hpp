@@ -5,11 +5,20 @@
 //   scale = 1            when amax is 0
 //   scale = NaN          when amax is not finite (the tensor holds a NaN or an Inf: no scale
 //                        represents it, and a NaN scale makes every output that reads it NaN)
-//   q     = e4m3fn(x / scale), saturating at +-448, with two exceptions that keep the bytes
-//           readable by gfx942's FNUZ instructions as they are (arch/fp8_fnuz.hpp):
-//           a result that rounds to -0 is stored as +0 (0x00, never 0x80), and a NaN (x, or a
-//           NaN scale) is stored as 0x00 (never 0x7F / 0xFF). So the library emits 253 of the
-//           256 codes; its NaN travels in the scale, not in the bytes.
+//   q     = e4m3fn(x / scale), round to nearest even, saturating: a finite overflow and +-Inf
+//           become +-448 (0x7E / 0xFE; e4m3fn has no Inf: the OCP "satfinite" convention), with
+//           two exceptions that keep the bytes readable by gfx942's FNUZ instructions as they are
+//           (arch/fp8_fnuz.hpp):
+//           a result that rounds to -0 is stored as +0 (0x00, never 0x80), on every target, and
+//           a NaN (x, or a NaN scale) is stored as `nan_code`:
+//             - the FP8-output epilogue passes its architecture's kFp8NanCode, the code the
+//               target's matrix instructions read as NaN (0x7F on gfx950 and NVIDIA, the FNUZ NaN
+//               0x80 on gfx942), so a NaN result stays NaN for every consumer of the output;
+//             - the quantizer keeps the default, 0x00: a NaN or Inf input makes its scale NaN, so
+//               the NaN travels in the scale (every byte is then 0x00); the weight packer
+//               refuses NaN and Inf weights, so its bytes never meet this case.
+//           So the quantizer and the packer emit 253 of the 256 codes (none of 0x80 / 0x7F /
+//           0xFF), and an FP8 output those 253 plus its target's NaN code.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -25,10 +34,13 @@ VAECONV_HD inline float fp8_scale_for_amax(float amax) {
   return amax > 0.f ? amax / kE4M3FnMax : 1.f;
 }
 
-// One element: e4m3fn(x / scale), with -0 and NaN stored as 0x00 (see the top of the file).
-VAECONV_HD inline uint8_t quantize_e4m3fn(float x, float scale) {
+// The byte the quantizer stores for a NaN (its NaN is in the scale; see the top of the file).
+inline constexpr uint8_t kFp8NanInScale = 0x00u;
+
+// One element: e4m3fn(x / scale), -0 stored as 0x00 and a NaN as nan_code (see the top of the file).
+VAECONV_HD inline uint8_t quantize_e4m3fn(float x, float scale, uint8_t nan_code = kFp8NanInScale) {
   const float q = x / scale;
-  if (q != q) return 0u;
+  if (q != q) return nan_code;
   const uint8_t b = float_to_e4m3fn(q);
   return b == 0x80u ? uint8_t(0u) : b;
 }

@@ -34,11 +34,11 @@ namespace vaeconv::kernel {
 
 // One output element y[off] from its fp32 value v = acc * s[n] + bias[n] (already applied): the
 // residual and the one rounding, in the order of the vector store below. The element-wise store
-// of the tap-reduce epilogue.
+// of the tap-reduce epilogue. fp8_nan_code: the architecture's kFp8NanCode (conv/fp8_scale.hpp).
 VAECONV_DEVICE VAECONV_FORCE_INLINE void store_element(const ConvParams& p, int64_t off, float v,
-                                                       float y_scale) {
+                                                       float y_scale, uint8_t fp8_nan_code) {
   if (p.residual) v += bf16_to_float(static_cast<const uint16_t*>(p.residual)[off]);
-  if (p.y_fp8) static_cast<uint8_t*>(p.y)[off] = quantize_e4m3fn(v, y_scale);
+  if (p.y_fp8) static_cast<uint8_t*>(p.y)[off] = quantize_e4m3fn(v, y_scale, fp8_nan_code);
   else static_cast<uint16_t*>(p.y)[off] = float_to_bf16(v);
 }
 
@@ -288,7 +288,7 @@ VAECONV_UNROLL
           uint8_t* y8 = static_cast<uint8_t*>(p.y);
           uint8_t q[8];
 VAECONV_UNROLL
-          for (int e = 0; e < 8; ++e) q[e] = quantize_e4m3fn(v[e], y_scale);
+          for (int e = 0; e < 8; ++e) q[e] = quantize_e4m3fn(v[e], y_scale, Arch::kFp8NanCode);
           if (vector_ok) {
             uint32_t lo = 0, hi = 0;
 VAECONV_UNROLL

@@ -146,7 +146,7 @@ VAECONV_UNROLL
           for (int kw = 0; kw < 3; ++kw)
             v += part[Patch::halo_row(r, c, kh, kw) * kRowFloats +
                       Patch::column(kh * 3 + kw, co, p.cout)];
-        store_element(p, off + co, v * scale[co] + bias[co], y_scale);
+        store_element(p, off + co, v * scale[co] + bias[co], y_scale, Arch::kFp8NanCode);
       }
     }
   }
