@@ -130,5 +130,16 @@ TEST(HarnessReference, WrongPhaseRowsAreCaught) {
   EXPECT_GT(differ, int64_t(full.size()) / 2);
 }
 
+// A cached conv (frames from a second tensor) is outside the per-pixel reference: NaN, never a
+// plausible number that a check could pass against.
+TEST(HarnessReference, CachedConvPixelIsNaN) {
+  const ConvDesc d = ConvDesc::causal3x3x3_cached(1, 2, 3, 3, 8, 4, 2);
+  std::vector<double> px;
+  reference::output_pixel(d, [](int64_t) { return 1.f; },
+                          [](int64_t, int64_t, int, int, int) { return 1.f; }, nullptr, 0, &px);
+  ASSERT_EQ(px.size(), size_t(d.cout));
+  for (double v : px) EXPECT_TRUE(std::isnan(v));
+}
+
 }  // namespace
 }  // namespace vaeconv::test

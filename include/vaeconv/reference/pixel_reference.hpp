@@ -10,8 +10,11 @@
 // dequantized e4m3 bytes, packed weights: packed_reference.hpp) without copying a tensor:
 //   x(i)                      the input element at offset i of d.in_strides (a view is fine)
 //   w(co, ci, kt, kh, kw)     the weight, in PyTorch's [Cout][Cin][kt][kh][kw] indexing
+// A cached conv (d.cache_frames > 0: frames from a second tensor, conv_reference_cached) is not
+// covered: its pixel is NaN in every channel, so a check against it fails rather than passes.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "vaeconv/conv/conv_desc.hpp"
@@ -27,6 +30,10 @@ void output_pixel(const ConvDesc& d, const XValue& x, const WValue& w, const flo
   const int64_t wo = d.out_w(), ho = d.out_h(), to = d.out_t();
   const int64_t ow = m % wo, oh = (m / wo) % ho, ot = (m / (wo * ho)) % to, n = m / (wo * ho * to);
   out->assign(size_t(d.cout), 0.0);
+  if (d.cache_frames != 0) {
+    out->assign(size_t(d.cout), std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
   for (int64_t co = 0; co < d.cout; ++co) {
     double acc = bias ? double(bias[co]) : 0.0;
     for (int kt = 0; kt < d.kt; ++kt) {
