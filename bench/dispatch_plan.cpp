@@ -18,6 +18,7 @@ const char* kind_name(vaeconv::ConvKind k) {
     case vaeconv::ConvKind::kCausal3x3x3: return "causal";
     case vaeconv::ConvKind::kDownsample: return "downsample";
     case vaeconv::ConvKind::kUpsample: return "upsample";
+    case vaeconv::ConvKind::kTemporal: return "temporal";
   }
   return "?";
 }

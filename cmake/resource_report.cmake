@@ -44,6 +44,9 @@ function(short_name mangled out)
   if(mangled MATCHES "CachedCausalGeometry")  # kernel/cached_frames.hpp: the causal gather + cache
     set(kind "causal, cached")
   endif()
+  if(mangled MATCHES "TemporalGeometry")  # kernel/temporal_gather.hpp: the (3, 1, 1) time conv
+    set(kind "temporal")
+  endif()
   if(mangled MATCHES "tap_reduce_kernel.*HaloPatchILi([0-9]+)ELi([0-9]+)E")
     set(kind "causal, tap-reduce")
     set(gather "halo ${CMAKE_MATCH_1}x${CMAKE_MATCH_2}")

@@ -40,6 +40,11 @@ vaeconv::Status to_desc(const vaeconv_conv_shape* s, vaeconv::ConvDesc* d,
     case VAECONV_CAUSAL_3X3X3: *d = ConvDesc::causal3x3x3(s->n, s->t, s->h, s->w, s->cin, s->cout, dt); break;
     case VAECONV_DOWNSAMPLE: *d = ConvDesc::downsample(s->n, s->t, s->h, s->w, s->cin, s->cout, dt); break;
     case VAECONV_UPSAMPLE: *d = ConvDesc::upsample2x(s->n, s->t, s->h, s->w, s->cin, s->cout, dt); break;
+    case VAECONV_TEMPORAL_3X1X1:  // the packing is the same for both strides (stride 1 needs
+                                  // an even Cout: its halves)
+      *d = ConvDesc::temporal3x1x1(s->n, s->t, s->h, s->w, s->cin, s->cout, s->cout % 2 ? 2 : 1,
+                                   0, dt);
+      break;
     default:
       return {vaeconv::StatusCode::kInvalidArgument, "unknown conv kind " + std::to_string(s->kind)};
   }
@@ -173,6 +178,34 @@ extern "C" int vaeconv_conv_cached(const vaeconv_conv_shape* shape, int32_t cach
   vaeconv::ConvDesc d;  // conv_forward checks the device after the arguments
   const vaeconv::Status s = to_cached_desc(shape, cache_frames, w.info.dtype, &d);
   if (!s.ok()) return report(s, msg, msg_len);
+  vaeconv::ConvArgs args{x, w, bias, residual, y, x_scale, nullptr};
+  args.cache = cache;
+  return report(vaeconv::precompiled::conv_forward(d, args, stream), msg, msg_len);
+}
+
+extern "C" int vaeconv_conv_temporal(const vaeconv_conv_shape* shape, int32_t stride_t,
+                                     int32_t cache_frames, const void* cache, const void* x,
+                                     const float* x_scale, const vaeconv_weights* weights,
+                                     const float* bias, const void* residual, void* y,
+                                     void* stream, char* msg, size_t msg_len) {
+  if (shape == nullptr)
+    return report({vaeconv::StatusCode::kInvalidArgument, "shape is null"}, msg, msg_len);
+  if (weights == nullptr)
+    return report({vaeconv::StatusCode::kInvalidArgument, "weights is null"}, msg, msg_len);
+  if (shape->kind != VAECONV_TEMPORAL_3X1X1)
+    return report({vaeconv::StatusCode::kInvalidArgument,
+                   "vaeconv_conv_temporal runs shape kind VAECONV_TEMPORAL_3X1X1"},
+                  msg, msg_len);
+  if ((stride_t != 1 && stride_t != 2) || cache_frames < 0 || cache_frames > (stride_t == 1 ? 2 : 1))
+    return report({vaeconv::StatusCode::kInvalidArgument,
+                   "stride_t " + std::to_string(stride_t) + " with " +
+                       std::to_string(cache_frames) +
+                       " cached frames: stride 1 takes 0..2 cached frames, stride 2 0 or 1"},
+                  msg, msg_len);
+  const vaeconv::WeightsView w = weights->device.view();
+  const vaeconv::ConvDesc d = vaeconv::ConvDesc::temporal3x1x1(
+      shape->n, shape->t, shape->h, shape->w, shape->cin, shape->cout, stride_t, cache_frames,
+      w.info.dtype);
   vaeconv::ConvArgs args{x, w, bias, residual, y, x_scale, nullptr};
   args.cache = cache;
   return report(vaeconv::precompiled::conv_forward(d, args, stream), msg, msg_len);

@@ -28,7 +28,9 @@ typedef enum {
 typedef enum {
   VAECONV_CAUSAL_3X3X3 = 0, /* QwenImageCausalConv3d; T = 1 runs the kt = 2 weight slice */
   VAECONV_DOWNSAMPLE = 1,   /* ZeroPad2d((0,1,0,1)) + 3x3 stride 2, pad folded into the loader */
-  VAECONV_UPSAMPLE = 2      /* nearest-exact x2 + 3x3 pad 1; h, w are the source sizes */
+  VAECONV_UPSAMPLE = 2,     /* nearest-exact x2 + 3x3 pad 1; h, w are the source sizes */
+  VAECONV_TEMPORAL_3X1X1 = 3 /* WanResample's time_conv: weights [Cout][Cin][3][1][1]; run by
+                                vaeconv_conv_temporal */
 } vaeconv_conv_kind;
 
 typedef struct {
@@ -95,6 +97,19 @@ int vaeconv_conv_cached(const vaeconv_conv_shape* shape, int32_t cache_frames, c
 int vaeconv_write_stream_cache(const vaeconv_conv_shape* shape, int32_t cache_frames,
                                const void* cache, const void* x, int32_t elem_bytes,
                                void* new_cache, void* stream, char* msg, size_t msg_len);
+
+/* WanResample's time_conv (shape->kind VAECONV_TEMPORAL_3X1X1, shape->t new frames), a (3,1,1)
+ * causal conv over T with cache_frames cached frames (dense [N, cache_frames, H, W, Cin], NULL
+ * when 0) in front of x, read in place. stride_t 1 (upsample3d): front pad 2 - cache_frames, and
+ * the Cout = 2C output channels are stored as two frames, y dense [N, 2 T, H, W, C] (conv channel
+ * s C + c of time t at frame 2 t + s, channel c: diffusers' reshape + stack). stride_t 2
+ * (downsample3d, cache_frames 1 as diffusers passes it, or 0): front pad 1 - cache_frames, y
+ * dense [N, T_out, H, W, Cout]. The operand type is the weights' (x_scale as for
+ * vaeconv_conv_cached); Cin a multiple of 8 (bf16) / 16 (fp8). */
+int vaeconv_conv_temporal(const vaeconv_conv_shape* shape, int32_t stride_t, int32_t cache_frames,
+                          const void* cache, const void* x, const float* x_scale,
+                          const vaeconv_weights* weights, const float* bias, const void* residual,
+                          void* y, void* stream, char* msg, size_t msg_len);
 
 /* VAECONV_OK when the current device runs this build's kernels for the operand type (fp8 = 0:
  * bf16, 1: e4m3fn); VAECONV_UNSUPPORTED naming the device's architecture otherwise. Lets a caller

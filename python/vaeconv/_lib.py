@@ -28,6 +28,7 @@ STATUS_NAMES = {OK: "ok", INVALID_ARGUMENT: "invalid argument", UNSUPPORTED: "un
 CAUSAL_3X3X3 = 0
 DOWNSAMPLE = 1
 UPSAMPLE = 2
+TEMPORAL_3X1X1 = 3
 
 _MSG_LEN = 512
 
@@ -87,6 +88,8 @@ def _declare(lib):
         "vaeconv_conv_fp8": (ctypes.c_int, [shape_p, vp, vp, vp, vp, vp, vp, vp, vp, cp, sz]),
         "vaeconv_conv_cached": (ctypes.c_int, [shape_p, ctypes.c_int32, vp, vp, vp, vp, vp, vp,
                                                vp, vp, cp, sz]),
+        "vaeconv_conv_temporal": (ctypes.c_int, [shape_p, ctypes.c_int32, ctypes.c_int32, vp, vp,
+                                                 vp, vp, vp, vp, vp, vp, cp, sz]),
         "vaeconv_check_device": (ctypes.c_int, [ctypes.c_int, cp, sz]),
         "vaeconv_version": (ctypes.c_char_p, []),
         "vaeconv_backend": (ctypes.c_char_p, []),

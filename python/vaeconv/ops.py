@@ -7,6 +7,12 @@
       the same conv of a video chunk with cache [N, Cin, 1 or 2, H, W] (the frames before x: Wan's
       / Qwen-Image's cache_x) read in place: torch.cat([cache, x], 2), F.pad(..., 2 - frames in
       front) then conv3d, without the cat (bf16; fp8 quantizes cat(cache, x) with one scale).
+  torch.ops.vaeconv.temporal_conv3d(x, cache, weight, bias=None, residual=None, stride=1, fp8=False)
+      WanResample's time_conv, weight [Cout, Cin, 3, 1, 1], cache None or [N, Cin, frames, H, W]:
+      stride 1 (upsample3d) returns [N, Cout / 2, 2 T, H, W], the two channel halves already
+      interleaved into frames as upsample3d's reshape + stack leaves them; stride 2
+      (downsample3d, one cached frame) returns [N, Cout, T_out, H, W]. reference_temporal is the
+      aten computation.
   torch.ops.vaeconv.downsample_conv2d(x, weight, bias=None, residual=None, fp8=False)
       x [N, Cin, H, W] or [N, Cin, T, H, W] (frame by frame), weight [Cout, Cin, 3, 3]:
       ZeroPad2d((0, 1, 0, 1)) then a 3x3 conv with stride 2.
@@ -38,11 +44,12 @@ import torch.nn.functional as F
 from . import _lib
 from ._lib import VaeconvError
 
-__all__ = ["causal_conv3d", "causal_conv3d_cached", "downsample_conv2d", "upsample_conv2d", "output_size",
+__all__ = ["causal_conv3d", "causal_conv3d_cached", "temporal_conv3d", "downsample_conv2d", "upsample_conv2d", "output_size",
            "clear_weight_cache", "release_weights", "weight_cache_size", "VaeconvError"]
 
 CAUSAL, DOWNSAMPLE, UPSAMPLE = _lib.CAUSAL_3X3X3, _lib.DOWNSAMPLE, _lib.UPSAMPLE
-_KIND_NAMES = {CAUSAL: "causal_conv3d", DOWNSAMPLE: "downsample_conv2d", UPSAMPLE: "upsample_conv2d"}
+_KIND_NAMES = {CAUSAL: "causal_conv3d", DOWNSAMPLE: "downsample_conv2d", UPSAMPLE: "upsample_conv2d",
+               _lib.TEMPORAL_3X1X1: "temporal_conv3d"}
 
 
 def output_size(kind, t, h, w):
@@ -285,11 +292,11 @@ def reference_conv(kind, x, weight, bias=None):
     return y
 
 
-def _check_cache(x, cache):
+def _check_cache(x, cache, most=2):
     bad = _lib.INVALID_ARGUMENT
-    if cache.dim() != 5 or cache.shape[2] not in (1, 2) or cache.shape[0] != x.shape[0] \
+    if cache.dim() != 5 or not 1 <= cache.shape[2] <= most or cache.shape[0] != x.shape[0] \
             or cache.shape[1] != x.shape[1] or tuple(cache.shape[3:]) != tuple(x.shape[3:]):
-        _fail(bad, CAUSAL, f"cache must be [{x.shape[0]}, {x.shape[1]}, 1 or 2, {x.shape[3]}, "
+        _fail(bad, CAUSAL, f"cache must be [{x.shape[0]}, {x.shape[1]}, 1..{most}, {x.shape[3]}, "
                            f"{x.shape[4]}] for x {tuple(x.shape)}, got {tuple(cache.shape)}")
     if cache.dtype != torch.bfloat16:
         _fail(_lib.UNSUPPORTED, CAUSAL, f"cache must be bfloat16, got {cache.dtype}")
@@ -304,13 +311,67 @@ def reference_conv_cached(x, cache, weight, bias=None):
                     None if bias is None else bias.to(x.dtype))
 
 
-def _run_cached(x, cache, weight, bias, residual, fp8):
-    out_shape = _check(CAUSAL, x, weight, bias, residual)
-    _check_cache(x, cache)
-    frames = cache.shape[2]
+def reference_temporal(x, cache, weight, bias=None, stride=1):
+    """What temporal_conv3d replaces: WanResample's time_conv on cat(cache, x) (front pad
+    2 - frames at stride 1, 1 - frames at stride 2), then at stride 1 upsample3d's reshape + stack
+    of the two channel halves into frames."""
+    frames = 0 if cache is None else cache.shape[2]
+    xc = x if cache is None else torch.cat([cache.to(x.dtype), x], dim=2)
+    pad = (2 if stride == 1 else 1) - frames
+    y = F.conv3d(F.pad(xc, (0, 0, 0, 0, pad, 0)), weight.to(x.dtype),
+                 None if bias is None else bias.to(x.dtype), stride=(stride, 1, 1))
+    if stride == 1:
+        b, c2, t, h, w = y.shape
+        y = y.reshape(b, 2, c2 // 2, t, h, w)
+        y = torch.stack((y[:, 0], y[:, 1]), 3).reshape(b, c2 // 2, 2 * t, h, w)
+    return y
+
+
+def _check_temporal(x, cache, weight, bias, stride):
+    bad = _lib.INVALID_ARGUMENT
+    if x.dim() != 5 or x.dtype != torch.bfloat16:
+        _fail(bad, CAUSAL, f"x must be a bfloat16 [N, C, T, H, W], got {tuple(x.shape)} {x.dtype}")
+    if stride not in (1, 2):
+        _fail(bad, CAUSAL, f"temporal conv stride must be 1 or 2, got {stride}")
+    cin = x.shape[1]
+    if weight.dim() != 5 or weight.shape[1] != cin or tuple(weight.shape[2:]) != (3, 1, 1):
+        _fail(bad, CAUSAL, f"weight must be [Cout, {cin}, 3, 1, 1], got {tuple(weight.shape)}")
+    cout = weight.shape[0]
+    if stride == 1 and cout % 2:
+        _fail(bad, CAUSAL, f"stride 1 (upsample3d) needs an even Cout, got {cout}")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != cout):
+        _fail(bad, CAUSAL, f"bias must be [{cout}], got {tuple(bias.shape)}")
+    frames = 0
+    if cache is not None:
+        _check_cache(x, cache, 2 if stride == 1 else 1)
+        frames = cache.shape[2]
+    t_out = x.shape[2] if stride == 1 else (frames + x.shape[2] + (1 - frames) - 3) // 2 + 1
+    if t_out < 1:
+        _fail(bad, CAUSAL, f"stride 2 needs at least 3 frames with the cache, got {frames} + {x.shape[2]}")
+    n, _, t, h, w = x.shape
+    return (n, cout // 2, 2 * t, h, w) if stride == 1 else (n, cout, t_out, h, w)
+
+
+def _run_window(x, cache, weight, bias, residual, fp8, stride):
+    """The cached causal conv (stride None) or the temporal conv (stride 1 or 2) on the device:
+    the cache and x read in place (bf16), or quantized together with one scale (fp8)."""
+    temporal = stride is not None
+    if temporal:
+        out_shape = _check_temporal(x, cache, weight, bias, stride)
+        if residual is not None and (tuple(residual.shape) != out_shape or residual.dtype != torch.bfloat16):
+            _fail(_lib.INVALID_ARGUMENT, CAUSAL, f"residual must be bfloat16 {out_shape}")
+    else:
+        out_shape = _check(CAUSAL, x, weight, bias, residual)
+        _check_cache(x, cache)
+    frames = 0 if cache is None else cache.shape[2]
+    what = f"{'temporal_conv3d' if temporal else 'causal_conv3d_cached'} {tuple(x.shape)} + {frames} cached"
     if x.device.type == "cpu":
-        y = reference_conv_cached(x.float(), cache.float(), weight.float(),
-                                  None if bias is None else bias.float())
+        if temporal:
+            y = reference_temporal(x.float(), None if cache is None else cache.float(), weight.float(),
+                                   None if bias is None else bias.float(), stride)
+        else:
+            y = reference_conv_cached(x.float(), cache.float(), weight.float(),
+                                      None if bias is None else bias.float())
         if residual is not None:
             y = y + residual.float()
         out = _empty_channels_last(tuple(y.shape), x)
@@ -319,30 +380,40 @@ def _run_cached(x, cache, weight, bias, residual, fp8):
     if x.device.type != "cuda":
         _fail(_lib.UNSUPPORTED, CAUSAL, f"tensors on {x.device}: vaeconv runs on CUDA or HIP devices")
     lib = _lib.load()
+    kind = _lib.TEMPORAL_3X1X1 if temporal else CAUSAL
     with torch.cuda.device(x.device):
         n, t = x.shape[0], x.shape[2]
-        shape = _lib.ConvShape(CAUSAL, n, t, x.shape[-2], x.shape[-1], x.shape[1], weight.shape[0])
-        # Every time tap is packed (a shape with T >= 2): a cached T = 1 chunk reads all three.
-        pack_shape = _lib.ConvShape(CAUSAL, n, max(t, 2), x.shape[-2], x.shape[-1], x.shape[1],
-                                    weight.shape[0])
-        entry = _packed(CAUSAL, weight, pack_shape, fp8)
+        cout = weight.shape[0]
+        # Packing: every time tap (a causal shape with T >= 2; the temporal shape packs all three).
+        pack_shape = _lib.ConvShape(kind, n, max(t, 2), x.shape[-2], x.shape[-1], x.shape[1], cout)
+        entry = _packed(kind, weight, pack_shape, fp8)
         b = _bias_f32(entry, bias)
         y = _empty_channels_last(out_shape, x)
         r = _channels_last_view(residual) if residual is not None else None
         stream = _stream_of(x.device)
         vp = ctypes.c_void_p
         bptr = vp(b.data_ptr()) if b is not None else None
-        rptr = vp(r.data_ptr()) if r is not None else None
         buf = _lib.message_buffer()
+
+        def conv(batch, c_ptr, x_ptr, scale_ptr, y_ptr, r_ptr):
+            shape = _lib.ConvShape(kind, batch, t, x.shape[-2], x.shape[-1], x.shape[1], cout)
+            if temporal:
+                code = lib.vaeconv_conv_temporal(ctypes.byref(shape), stride, frames, c_ptr, x_ptr,
+                                                 scale_ptr, entry.handle, bptr, r_ptr, y_ptr, stream,
+                                                 buf, len(buf))
+            else:
+                code = lib.vaeconv_conv_cached(ctypes.byref(shape), frames, c_ptr, x_ptr, scale_ptr,
+                                               entry.handle, bptr, r_ptr, y_ptr, stream, buf, len(buf))
+            _lib.check(code, buf, what)
+
         if not fp8:
-            xv, cv = _channels_last_view(x), _channels_last_view(cache)
-            code = lib.vaeconv_conv_cached(ctypes.byref(shape), frames, vp(cv.data_ptr()),
-                                           vp(xv.data_ptr()), None, entry.handle, bptr, rptr,
-                                           vp(y.data_ptr()), stream, buf, len(buf))
-            _lib.check(code, buf, f"causal_conv3d_cached {tuple(x.shape)} + {frames} cached frames")
+            xv = _channels_last_view(x)
+            cv = _channels_last_view(cache) if cache is not None else None
+            conv(n, vp(cv.data_ptr()) if cv is not None else None, vp(xv.data_ptr()), None,
+                 vp(y.data_ptr()), vp(r.data_ptr()) if r is not None else None)
             return y
         # fp8: x and the cache share one scale, so they are quantized together (one cat).
-        xc = _channels_last_view(torch.cat([cache, x], dim=2))
+        xc = _channels_last_view(x if cache is None else torch.cat([cache, x], dim=2))
         count = xc.numel()
         ws = lib.vaeconv_quantize_fp8_workspace_bytes(count)
         if ws == 0:
@@ -353,19 +424,19 @@ def _run_cached(x, cache, weight, bias, residual, fp8):
         code = lib.vaeconv_quantize_fp8(vp(xc.data_ptr()), count, vp(xq.data_ptr()),
                                         vp(scale.data_ptr()), vp(work.data_ptr()), ws, stream, buf,
                                         len(buf))
-        _lib.check(code, buf, f"causal_conv3d_cached: quantizing {tuple(xc.shape)} to fp8")
+        _lib.check(code, buf, f"{what}: quantizing {tuple(xc.shape)} to fp8")
         # xq is [N, frames + T, H, W, C]: per batch element its cached frames and x's are two
         # dense runs (the C ABI takes dense tensors), so one call per batch element.
-        one = _lib.ConvShape(CAUSAL, 1, t, x.shape[-2], x.shape[-1], x.shape[1], weight.shape[0])
         yv = y.permute(0, 2, 3, 4, 1)
         for i in range(n):
-            ri = vp(r[i].data_ptr()) if r is not None else None
-            code = lib.vaeconv_conv_cached(ctypes.byref(one), frames, vp(xq[i, :frames].data_ptr()),
-                                           vp(xq[i, frames:].data_ptr()), vp(scale.data_ptr()),
-                                           entry.handle, bptr, ri, vp(yv[i].data_ptr()), stream,
-                                           buf, len(buf))
-            _lib.check(code, buf, f"causal_conv3d_cached fp8 {tuple(x.shape)} + {frames} cached frames")
+            conv(1, vp(xq[i, :frames].data_ptr()) if frames else None, vp(xq[i, frames:].data_ptr()),
+                 vp(scale.data_ptr()), vp(yv[i].data_ptr()),
+                 vp(r[i].data_ptr()) if r is not None else None)
         return y
+
+
+def _run_cached(x, cache, weight, bias, residual, fp8):
+    return _run_window(x, cache, weight, bias, residual, fp8, None)
 
 
 def _reference(kind, x, weight, bias, residual):
@@ -413,6 +484,18 @@ def _(x, cache, weight, bias=None, residual=None, fp8=False):
     out = _check(CAUSAL, x, weight, bias, residual)
     _check_cache(x, cache)
     return _empty_channels_last(out, x)
+
+
+@torch.library.custom_op("vaeconv::temporal_conv3d", mutates_args=())
+def temporal_conv3d(x: torch.Tensor, cache: Optional[torch.Tensor], weight: torch.Tensor,
+                    bias: Optional[torch.Tensor] = None, residual: Optional[torch.Tensor] = None,
+                    stride: int = 1, fp8: bool = False) -> torch.Tensor:
+    return _run_window(x, cache, weight, bias, residual, fp8, stride)
+
+
+@temporal_conv3d.register_fake
+def _(x, cache, weight, bias=None, residual=None, stride=1, fp8=False):
+    return _empty_channels_last(_check_temporal(x, cache, weight, bias, stride), x)
 
 
 @causal_conv3d.register_fake

@@ -1,8 +1,10 @@
 // test_cached_conv_gpu.cpp — the causal conv of a video chunk with its cached frames read in
 // place (ConvDesc::cache_frames, ConvArgs::cache; kernel/cached_frames.hpp) against the CPU
 // reference (conv_reference_cached), bf16 and fp8, with the outputs poisoned and every element
-// checked; and a chunked decode (1 + 4 + 4 frames) whose caches come from the previous call
-// (write_stream_cache) against the reference of the whole clip.
+// checked; a chunked decode (1 + 4 + 4 frames) whose caches come from the previous call
+// (write_stream_cache) against the reference of the whole clip; and WanResample's (3, 1, 1)
+// temporal conv (ConvDesc::temporal3x1x1): stride 1 with its Cout = 2C halves stored as two
+// frames each, stride 2 with one cached frame.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -60,16 +62,17 @@ void make_operands(DType dt, std::mt19937& rng, size_t nx, size_t nc, Operand* x
   fill(c, nx, nc);
 }
 
-// The weights as packed, back in PyTorch layout [Cout][Cin][3][3][3] (fp8: dequantized), zero
+// The weights as packed, back in PyTorch layout [Cout][Cin][kt][kh][kw] (fp8: dequantized), zero
 // where the packing holds no tap.
 std::vector<float> unpacked_weights(const ConvDesc& d, const PackedWeightsHost& pk) {
   const PackedWeightsInfo& i = pk.info;
-  std::vector<float> w(size_t(d.cout * d.cin * 27), 0.f);
+  const int64_t spatial = d.kh * d.kw;
+  std::vector<float> w(size_t(d.cout * d.cin * d.taps()), 0.f);
   for (int64_t co = 0; co < i.cout; ++co)
     for (int64_t k = 0; k < i.k; ++k) {
       const int64_t tap = k / i.cin, ci = k % i.cin;
-      const int64_t kt = i.kt_base + tap / 9, s = tap % 9;
-      const size_t at = size_t(((co * d.cin + ci) * 3 + kt) * 9 + s);
+      const int64_t kt = i.kt_base + tap / spatial, s = tap % spatial;
+      const size_t at = size_t(((co * d.cin + ci) * d.kt + kt) * spatial + s);
       const size_t src = size_t(co * i.k_pad + k);
       w[at] = i.dtype == DType::kFP8E4M3 ? e4m3fn_to_float(pk.fp8[src]) * pk.scales[size_t(co)]
                                          : bf16_to_float(pk.bf16[src]);
@@ -91,13 +94,20 @@ std::string name(const Case& c) {
          (c.residual ? " +residual" : "");
 }
 
-void run_case(const Case& k, uint32_t seed) {
-  SCOPED_TRACE(name(k));
-  const ConvDesc d = ConvDesc::causal3x3x3_cached(k.n, k.t, k.h, k.w, k.cin, k.cout, k.cache, k.dt);
+// Runs d (bf16 or fp8 operands, its cache if any) on the device and checks every element of the
+// poisoned output against the reference.
+void run_desc(const ConvDesc& d, bool residual, uint32_t seed) {
+  SCOPED_TRACE(d.to_string() + (residual ? " +residual" : ""));
+  struct {
+    int64_t n, cin, cout, h, w;
+    int cache;
+    DType dt;
+    bool residual;
+  } k{d.n, d.cin, d.cout, d.h, d.w, d.cache_frames, d.in_dtype, residual};
   KernelPlan plan;
   ASSERT_TRUE(which_kernel(d, &plan).ok());
-  if (k.cache > 0) {
-    EXPECT_EQ(plan.family(), "implicit_gemm") << "a cached conv runs the cached gather";
+  if (k.cache > 0 || d.kind == ConvKind::kTemporal) {
+    EXPECT_EQ(plan.family(), "implicit_gemm") << "the cached / temporal gather";
   }
   std::mt19937 rng(seed);
   Operand x, cache;
@@ -107,7 +117,7 @@ void run_case(const Case& k, uint32_t seed) {
   std::vector<uint16_t> w_bits;
   std::vector<float> w_vals, bias(size_t(k.cout));
   const float ws = 1.f / std::sqrt(float(d.gemm_k()));
-  random_bf16(rng, size_t(k.cout * k.cin * 27), -ws, ws, &w_bits, &w_vals);
+  random_bf16(rng, size_t(k.cout * k.cin * d.taps()), -ws, ws, &w_bits, &w_vals);
   for (float& b : bias) b = 0.05f * float(int(rng() % 21) - 10);
   PackedWeightsHost pk;
   ASSERT_TRUE((k.dt == DType::kFP8E4M3 ? pack_weights_fp8(d, w_vals.data(), &pk)
@@ -164,6 +174,12 @@ void run_case(const Case& k, uint32_t seed) {
   }
 }
 
+void run_case(const Case& k, uint32_t seed) {
+  SCOPED_TRACE(name(k));
+  run_desc(ConvDesc::causal3x3x3_cached(k.n, k.t, k.h, k.w, k.cin, k.cout, k.cache, k.dt),
+           k.residual, seed);
+}
+
 // T_in -> T_out of the issue: 1 -> 1 (first chunk), 3 -> 1, 4 -> 2, 6 -> 4 (cache 2), and one
 // frame of cache; N 1 and 2; odd sizes; Cin not a multiple of BK; Cout tiny (the RGB layer) to
 // wide; residuals.
@@ -194,6 +210,23 @@ TEST(CachedConvGpu, Fp8AgainstReference) {
   };
   uint32_t seed = 200;
   for (const Case& c : cases) run_case(c, seed++);
+}
+
+// WanResample's time_conv: stride 1 (upsample3d: Cout = 2C, each half stored as its own frame;
+// "Rep" first chunk without a cache, then two cached frames) and stride 2 (downsample3d: one
+// cached frame, no pad), odd T, N 1 and 2, residuals, bf16 and fp8.
+TEST(TemporalConvGpu, AgainstReference) {
+  VAECONV_REQUIRE_GPU();
+  uint32_t seed = 300;
+  for (DType dt : {DType::kBF16, DType::kFP8E4M3}) {
+    run_desc(ConvDesc::temporal3x1x1(1, 1, 9, 13, 32, 64, 1, 0, dt), false, seed++);
+    run_desc(ConvDesc::temporal3x1x1(2, 3, 7, 11, 48, 96, 1, 2, dt), true, seed++);
+    run_desc(ConvDesc::temporal3x1x1(1, 4, 11, 9, 96, 192, 1, 2, dt), false, seed++);
+    run_desc(ConvDesc::temporal3x1x1(1, 2, 5, 6, 32, 40, 1, 1, dt), false, seed++);
+    run_desc(ConvDesc::temporal3x1x1(1, 4, 9, 13, 64, 64, 2, 1, dt), false, seed++);
+    run_desc(ConvDesc::temporal3x1x1(2, 5, 7, 5, 32, 48, 2, 1, dt), true, seed++);
+    run_desc(ConvDesc::temporal3x1x1(1, 3, 6, 7, 96, 96, 2, 0, dt), false, seed++);
+  }
 }
 
 // A clip of 9 frames decoded in chunks of 1, 4 and 4 frames: each chunk's cache is what

@@ -1,6 +1,7 @@
 """GPU tests of torch.ops.vaeconv.causal_conv3d_cached (the chunked video path's cached causal
 conv, read without a cat) against aten's cat + pad + conv3d, bf16 and fp8, 1 and 2 cached frames,
-N = 1 and 2, odd sizes, residuals; and the patch routing a causal conv's cache_x through it.
+N = 1 and 2, odd sizes, residuals; the patch routing a causal conv's cache_x through it; and
+torch.ops.vaeconv.temporal_conv3d (WanResample's time_conv, both strides) against aten.
 Tolerances as in test_ops_gpu.py (its docstring derives them)."""
 import math
 import unittest
@@ -75,6 +76,43 @@ class CachedConvOp(unittest.TestCase):
         w = torch.zeros((8, 16, 3, 3, 3), device=DEV, dtype=torch.bfloat16)
         with self.assertRaises(ops.VaeconvError):
             torch.ops.vaeconv.causal_conv3d_cached(x, cache, w)
+
+
+class TemporalConvOp(unittest.TestCase):
+    """WanResample's time_conv: torch.ops.vaeconv.temporal_conv3d against aten's cat + pad +
+    conv3d (+ upsample3d's reshape and stack at stride 1), ops.reference_temporal."""
+    CASES = [  # (N, Cin, T, H, W, Cout, stride, cached frames, residual)
+        (1, 32, 1, 9, 13, 64, 1, 0, False),   # upsample3d's first chunk ("Rep": no cache)
+        (2, 48, 3, 7, 11, 96, 1, 2, True),
+        (1, 96, 4, 11, 9, 192, 1, 2, False),
+        (1, 64, 4, 9, 13, 64, 2, 1, False),   # downsample3d: one cached frame
+        (2, 32, 5, 7, 5, 48, 2, 1, True),
+    ]
+
+    def run_cases(self, fp8):
+        for i, (n, cin, t, h, w, cout, stride, frames, res) in enumerate(self.CASES):
+            g = torch.Generator(device=DEV).manual_seed(70 + i)
+            x = torch.randn((n, cin, t, h, w), generator=g, device=DEV).to(torch.bfloat16)
+            cache = (torch.randn((n, cin, frames, h, w), generator=g, device=DEV).to(torch.bfloat16)
+                     if frames else None)
+            wt = (torch.randn((cout, cin, 3, 1, 1), generator=g, device=DEV)
+                  / math.sqrt(cin * 3)).to(torch.bfloat16)
+            b = torch.randn(cout, generator=g, device=DEV) * 0.1
+            ref = ops.reference_temporal(x.float(), None if cache is None else cache.float(),
+                                         wt.float(), b, stride)
+            r = torch.randn(ref.shape, generator=g, device=DEV).to(torch.bfloat16) if res else None
+            if r is not None:
+                ref = ref + r.float()
+            y = torch.ops.vaeconv.temporal_conv3d(x.to(memory_format=torch.channels_last_3d),
+                                                  cache, wt, b, r, stride, fp8)
+            self.assertEqual(tuple(y.shape), tuple(ref.shape))
+            assert_close(self, y, ref, fp8, f"temporal case {i} fp8={fp8}")
+
+    def test_bf16(self):
+        self.run_cases(False)
+
+    def test_fp8(self):
+        self.run_cases(True)
 
 
 class WanCausalConv3d(nn.Conv3d):

@@ -130,6 +130,14 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
       return v.template run<kernel::ConvKernel<Policy, kernel::CausalGeometry, kVector>>(-1);
     case ConvKind::kDownsample:
       return v.template run<kernel::ConvKernel<Policy, kernel::DownsampleGeometry, kVector>>(-1);
+    case ConvKind::kTemporal:  // temporal_gather.hpp; interleaved halves: one launch per half
+      if constexpr (kVector) {
+        using K = kernel::ConvKernel<Policy, kernel::TemporalGeometry, true>;
+        if (!d.interleave_halves) return v.template run<K>(-1);
+        for (int half = 0; half < 2; ++half) VAECONV_RETURN_IF_ERROR(v.template run<K>(half));
+        return Status::Ok();
+      }
+      return Status(StatusCode::kUnsupported, "the temporal conv needs the 16-byte gather");
     case ConvKind::kUpsample:
       // Only the four 2 x 2 phase convs are built (upsample_phases.hpp); validate_for_kernels
       // refuses weights packed in the direct form.

@@ -57,6 +57,13 @@ inline bool aligned(const void* p, uintptr_t a) { return reinterpret_cast<uintpt
 
 // The conv kinds' exact geometry: the kernels fold these and nothing else into their gather.
 inline bool is_canonical(const ConvDesc& d) {
+  if (d.kind == ConvKind::kTemporal)  // ConvDesc::temporal3x1x1
+    return d.kt == 3 && d.kh == 1 && d.kw == 1 && (d.stride_t == 1 || d.stride_t == 2) &&
+           d.stride_h == 1 && d.stride_w == 1 &&
+           d.pad.t_front + d.cache_frames == (d.stride_t == 1 ? 2 : 1) && d.pad.t_back == 0 &&
+           d.pad.h_top == 0 && d.pad.h_bottom == 0 && d.pad.w_left == 0 && d.pad.w_right == 0 &&
+           d.upsample == 1 && d.interleave_halves == (d.stride_t == 1);
+  if (d.interleave_halves) return false;
   const ConvDesc c = ConvDesc::vae_conv(d.kind, d.n, d.t, d.h, d.w, d.cin, d.cout);
   return d.kt == c.kt && d.kh == c.kh && d.kw == c.kw && d.stride_t == c.stride_t &&
          d.stride_h == c.stride_h && d.stride_w == c.stride_w && d.pad.t_front + d.cache_frames == c.pad.t_front &&
@@ -140,6 +147,9 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   const bool y_fp8 = d.out_dtype == DType::kFP8E4M3;
   if (y_fp8 && !fp8) return unsupported("an fp8 output needs fp8 operands" + what());
   VAECONV_RETURN_IF_ERROR(detail::validate_cache(d, a));
+  if (d.kind == ConvKind::kTemporal && d.cin % (16 / int64_t(size_of(d.in_dtype))) != 0)
+    return unsupported("the temporal conv needs Cin a multiple of " +
+                       std::to_string(16 / size_of(d.in_dtype)) + " (its 16-byte gather)" + what());
 
   // Pointers.
   if (a.x == nullptr) return invalid("input pointer x is null");
@@ -166,7 +176,8 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
     return Status(StatusCode::kMisaligned,
                   "input strides must be multiples of " + std::to_string(chunk_in) +
                       " elements when Cin is" + what());
-  if (d.cout % 8 == 0 && (d.out_strides.n % 8 || d.out_strides.t % 8 || d.out_strides.h % 8 ||
+  if (d.out_channels_stored() % 8 == 0 &&
+      (d.out_strides.n % 8 || d.out_strides.t % 8 || d.out_strides.h % 8 ||
                           d.out_strides.w % 8))
     return Status(StatusCode::kMisaligned,
                   "output strides must be multiples of 8 elements when Cout % 8 == 0" + what());
@@ -205,8 +216,9 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
 
   // Overlap: the output may be the residual (in-place add, same strides) but nothing else.
   const int64_t x_bytes = detail::tensor_span_bytes(d.in_strides, d.n, d.t, d.h, d.w, d.cin, d.in_dtype);
-  const int64_t y_bytes = detail::tensor_span_bytes(d.out_strides, d.n, d.out_t(), d.out_h(),
-                                                    d.out_w(), d.cout, d.out_dtype);
+  const int64_t y_bytes = detail::tensor_span_bytes(d.out_strides, d.n, d.out_frames_stored(),
+                                                    d.out_h(), d.out_w(), d.out_channels_stored(),
+                                                    d.out_dtype);
   if (detail::ranges_overlap(a.y, y_bytes, a.x, x_bytes))
     return Status(StatusCode::kOverlap, "output y overlaps input x");
   if (a.cache && detail::ranges_overlap(a.y, y_bytes, a.cache,
@@ -225,8 +237,9 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
       (a.y_scale && detail::ranges_overlap(a.y, y_bytes, a.y_scale, 4)))
     return Status(StatusCode::kOverlap, "output y overlaps a scale");
   // The residual is bf16 whatever the output type: its span is the bf16 one.
-  const int64_t r_bytes = detail::tensor_span_bytes(d.out_strides, d.n, d.out_t(), d.out_h(),
-                                                    d.out_w(), d.cout, DType::kBF16);
+  const int64_t r_bytes = detail::tensor_span_bytes(d.out_strides, d.n, d.out_frames_stored(),
+                                                    d.out_h(), d.out_w(), d.out_channels_stored(),
+                                                    DType::kBF16);
   if (a.residual && y_fp8 && a.residual == a.y)
     return Status(StatusCode::kOverlap, "an fp8 output cannot be its own (bf16) residual");
   if (a.residual && a.residual != a.y && detail::ranges_overlap(a.y, y_bytes, a.residual, r_bytes))
@@ -248,12 +261,14 @@ inline kernel::ConvParams make_params(const ConvDesc& d, const ConvArgs& a, int 
   p.y_scale = a.y_scale;
   p.y_fp8 = d.out_dtype == DType::kFP8E4M3;
   p.h = int(d.h); p.w_ = int(d.w); p.t = int(d.t);
-  p.cin = int(d.cin); p.cout = int(d.cout);
+  p.cin = int(d.cin); p.cout = int(d.out_channels_stored());  // interleaved: one half
   p.ho = int(d.out_h()); p.wo = int(d.out_w()); p.to = int(d.out_t());
   p.frame_pixels = p.ho * p.wo;
   p.in_sn = d.in_strides.n; p.in_st = d.in_strides.t;
   p.in_sh = int(d.in_strides.h); p.in_sw = int(d.in_strides.w);
-  p.out_sn = d.out_strides.n; p.out_st = d.out_strides.t;
+  p.out_sn = d.out_strides.n;
+  p.out_st = d.interleave_halves ? 2 * d.out_strides.t : d.out_strides.t;  // a half's frames
+  p.stride_t = d.stride_t;
   p.out_sh = int(d.out_strides.h); p.out_sw = int(d.out_strides.w);
   p.k = int(a.weights.info.k);
   p.k_pad = int(a.weights.info.k_pad);
@@ -263,7 +278,7 @@ inline kernel::ConvParams make_params(const ConvDesc& d, const ConvArgs& a, int 
   // gather reads them; kernel/cached_frames.hpp), so x's frame it is ot + kt - 2 either way.
   p.pad_t = d.pad.t_front + d.cache_frames;
   p.m_blocks = int((p.frame_pixels + bm - 1) / bm);
-  p.n_tiles = int((d.cout + bn - 1) / bn);
+  p.n_tiles = int((p.cout + bn - 1) / bn);
   // A frame's view reaches taps_t time slices (fewer at the end of the tensor).
   const int64_t view = int64_t(p.taps_t) * d.in_strides.t * int64_t(size_of(d.in_dtype));
   p.x_view_bytes = uint32_t(view < detail::kInt31 ? view : detail::kInt31);
@@ -286,6 +301,17 @@ inline kernel::ConvParams make_params(const ConvDesc& d, const ConvArgs& a, int 
 // strides) start at that phase's first pixel and step two pixels at a time.
 inline void apply_upsample_phase(const ConvDesc& d, const PackedWeightsInfo& w, int phase, int bm,
                                  kernel::ConvParams* p) {
+  if (d.interleave_halves) {  // the temporal conv's half `phase`: its Cout / 2 rows and frames
+    const int64_t half = d.out_channels_stored();
+    p->y = static_cast<char*>(p->y) + phase * d.out_strides.t * int64_t(size_of(d.out_dtype));
+    if (p->residual)  // bf16, y's strides
+      p->residual = static_cast<const char*>(p->residual) + phase * d.out_strides.t * 2;
+    p->w = static_cast<const char*>(p->w) + phase * half * w.k_pad * int64_t(size_of(w.dtype));
+    p->w_view_bytes = uint32_t(w.bytes() / 2);
+    if (p->w_scale) p->w_scale += phase * half;
+    if (p->bias) p->bias += phase * half;
+    return;
+  }
   const int ph = phase / 2, pw = phase % 2;
   p->ho = int(d.h);
   p->wo = int(d.w);

@@ -23,6 +23,8 @@ enum class ConvKind : int {
   kCausal3x3x3 = 0,  // QwenImageCausalConv3d: 3x3x3, stride 1, pad H/W 1, time pad (2 front, 0 back)
   kDownsample = 1,   // ZeroPad2d((0,1,0,1)) then 3x3 stride 2, pad 0 (per frame)
   kUpsample = 2,     // nearest-exact x2 in H and W, then 3x3 stride 1, pad 1 (per frame)
+  kTemporal = 3,     // WanResample's time_conv: (3,1,1) over T, causal; stride 1 (upsample3d,
+                     // Cout = 2C stored as two frames) or 2 (downsample3d, one cached frame)
 };
 
 inline const char* to_string(ConvKind k) {
@@ -30,6 +32,7 @@ inline const char* to_string(ConvKind k) {
     case ConvKind::kCausal3x3x3: return "causal3x3x3";
     case ConvKind::kDownsample: return "downsample";
     case ConvKind::kUpsample: return "upsample";
+    case ConvKind::kTemporal: return "temporal3x1x1";
   }
   return "unknown";
 }
@@ -68,6 +71,11 @@ struct ConvDesc {
   // pad.t_front then pads (causal: 2 - cache_frames, so T_out = T); nothing is concatenated.
   int cache_frames = 0;
   Strides5 cache_strides;
+  // Wan's upsample3d: the conv's Cout = 2C channels are two frames per time step. y is stored as
+  // [N, 2 T_out, H, W, C]: conv channel s C + c of time t is frame 2 t + s, channel c
+  // (diffusers reshapes (b, 2, c, t, h, w) and stacks the halves along T). out_strides are the
+  // stored tensor's (out_frames_stored, out_channels_stored).
+  bool interleave_halves = false;
 
   // --- The three VAE conv kinds ------------------------------------------------------------
   // Causal 3x3x3 over [N, T, H, W, C]. For T = 1 only the kt = 2 weight slice sees data.
@@ -87,6 +95,20 @@ struct ConvDesc {
     ConvDesc d = causal3x3x3(n, t, h, w, cin, cout, dt);
     d.cache_frames = cache_frames;
     d.pad.t_front = 2 - cache_frames;
+    d.set_dense_strides();
+    return d;
+  }
+  // WanResample's time_conv, a (3, 1, 1) causal conv over T with cache_frames cached frames in
+  // front: stride 1 (upsample3d: front pad 2 - cache_frames, Cout = 2C interleaved into frames)
+  // or stride 2 (downsample3d: front pad 1 - cache_frames, diffusers passes one cached frame).
+  static ConvDesc temporal3x1x1(int64_t n, int64_t t, int64_t h, int64_t w, int64_t cin,
+                                int64_t cout, int stride_t, int cache_frames,
+                                DType dt = DType::kBF16) {
+    ConvDesc d = vae_conv(ConvKind::kTemporal, n, t, h, w, cin, cout, dt);
+    d.stride_t = stride_t;
+    d.cache_frames = cache_frames;
+    d.pad.t_front = (stride_t == 1 ? 2 : 1) - cache_frames;
+    d.interleave_halves = stride_t == 1;
     d.set_dense_strides();
     return d;
   }
@@ -115,6 +137,12 @@ struct ConvDesc {
         d.upsample = 2;
         d.upsample_mode = UpsampleMode::kNearestExact;
         break;
+      case ConvKind::kTemporal:  // temporal3x1x1's stride-1 form, without a cache
+        d.kt = 3;
+        d.kh = d.kw = 1;
+        d.pad = {2, 0, 0, 0, 0, 0};
+        d.interleave_halves = true;
+        break;
     }
     d.set_dtypes(dt);
     d.set_dense_strides();
@@ -129,6 +157,9 @@ struct ConvDesc {
   int64_t out_h() const { return (up_h() + pad.h_top + pad.h_bottom - kh) / stride_h + 1; }
   int64_t out_w() const { return (up_w() + pad.w_left + pad.w_right - kw) / stride_w + 1; }
   int taps() const { return kt * kh * kw; }
+  // The stored output (interleave_halves: two frames of Cout / 2 channels per conv frame).
+  int64_t out_frames_stored() const { return interleave_halves ? 2 * out_t() : out_t(); }
+  int64_t out_channels_stored() const { return interleave_halves ? cout / 2 : cout; }
 
   // Taps the GEMM runs: at T = 1 without a cache the causal conv's time pad leaves only slice
   // kt = 2 facing data, so it is the 2D 3x3 conv (9 taps); otherwise every tap.
@@ -151,7 +182,7 @@ struct ConvDesc {
   }
   void set_dense_strides() {
     in_strides = Strides5::dense(t, h, w, cin);
-    out_strides = Strides5::dense(out_t(), out_h(), out_w(), cout);
+    out_strides = Strides5::dense(out_frames_stored(), out_h(), out_w(), out_channels_stored());
     cache_strides = Strides5::dense(cache_frames, h, w, cin);
   }
 

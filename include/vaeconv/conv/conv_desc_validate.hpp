@@ -60,6 +60,7 @@ inline std::string ConvDesc::to_string() const {
      << pad.t_back << " h " << pad.h_top << "," << pad.h_bottom << " w " << pad.w_left << ","
      << pad.w_right << ") up=" << upsample << " " << vaeconv::to_string(in_dtype);
   if (cache_frames != 0) os << " cache=" << cache_frames;
+  if (interleave_halves) os << " interleaved";
   return os.str();
 }
 
@@ -81,8 +82,10 @@ inline Status ConvDesc::validate() const {
   if (cache_frames < 0 || cache_frames > 2)
     return invalid("cache_frames must be 0, 1 or 2 (the causal conv's time window looks back two "
                    "frames)" + what());
-  if (cache_frames > 0 && kind != ConvKind::kCausal3x3x3)
-    return invalid("only the causal 3x3x3 conv takes cached frames" + what());
+  if (cache_frames > 0 && kind != ConvKind::kCausal3x3x3 && kind != ConvKind::kTemporal)
+    return invalid("only the causal convs (3x3x3, temporal 3x1x1) take cached frames" + what());
+  if (interleave_halves && cout % 2 != 0)
+    return invalid("interleaved halves need an even Cout" + what());
   if ((upsample == 1) != (upsample_mode == UpsampleMode::kNone))
     return invalid("upsample factor and mode disagree (factor 1 means mode none)" + what());
   if (in_dtype == DType::kFP32 || weight_dtype == DType::kFP32)
@@ -107,7 +110,8 @@ inline Status ConvDesc::validate() const {
 
   VAECONV_RETURN_IF_ERROR(detail::check_strides("input", in_strides, t, h, w, cin));
   VAECONV_RETURN_IF_ERROR(
-      detail::check_strides("output", out_strides, out_t(), out_h(), out_w(), cout));
+      detail::check_strides("output", out_strides, out_frames_stored(), out_h(), out_w(),
+                            out_channels_stored()));
   if (cache_frames > 0)
     VAECONV_RETURN_IF_ERROR(detail::check_strides("cache", cache_strides, cache_frames, h, w, cin));
   return Status::Ok();

@@ -65,14 +65,20 @@ namespace detail {
 // The packing of `d`, in phases (an upsample conv only) or not.
 inline Status packed_info_as(const ConvDesc& d, bool phases, PackedWeightsInfo* info) {
   VAECONV_RETURN_IF_ERROR(d.validate());
-  if (d.kh != 3 || d.kw != 3)
-    return Status(StatusCode::kUnsupported, "packing needs 3x3 spatial taps: " + d.to_string());
+  const bool temporal = d.kind == ConvKind::kTemporal;  // (3, 1, 1): one spatial tap
+  if (temporal ? (d.kt != 3 || d.kh != 1 || d.kw != 1) : (d.kh != 3 || d.kw != 3))
+    return Status(StatusCode::kUnsupported,
+                  std::string("packing needs ") + (temporal ? "3x1x1 taps" : "3x3 spatial taps") +
+                      ": " + d.to_string());
   PackedWeightsInfo i;
   i.kind = d.kind;
   i.dtype = d.weight_dtype;
   i.cout = d.cout;
   i.cin = d.cin;
-  if (d.kind == ConvKind::kCausal3x3x3) {
+  if (temporal) {
+    i.taps_t = 3;
+    i.kt_base = 0;
+  } else if (d.kind == ConvKind::kCausal3x3x3) {
     if (d.kt != 3) return Status(StatusCode::kUnsupported, "causal conv needs kt = 3");
     // T = 1 without a cache: only slice kt = 2 faces data (ConvDesc::gemm_taps).
     const bool one_slice = d.t == 1 && d.cache_frames == 0;
@@ -83,7 +89,7 @@ inline Status packed_info_as(const ConvDesc& d, bool phases, PackedWeightsInfo* 
     i.taps_t = 1;
     i.kt_base = 0;
   }
-  i.k = int64_t(i.taps_t) * 9 * d.cin;
+  i.k = int64_t(i.taps_t) * d.kh * d.kw * d.cin;
   if (phases) {
     if (d.kind != ConvKind::kUpsample)
       return Status(StatusCode::kUnsupported, "only the upsample conv packs in phases");
@@ -105,13 +111,14 @@ namespace detail {
 // Gathers output channel co's packed row: row[k] = w at the PyTorch index of packed column k.
 inline void packed_row(const ConvDesc& d, const PackedWeightsInfo& info, const float* w,
                        int64_t co, float* row) {
-  const int src_kt = d.kind == ConvKind::kCausal3x3x3 ? 3 : 1;
+  const int src_kt = d.kt, nh = d.kh, nw = d.kw;  // PyTorch's [Cout][Cin][kt][kh][kw]
   for (int kt = 0; kt < info.taps_t; ++kt)
-    for (int kh = 0; kh < 3; ++kh)
-      for (int kw = 0; kw < 3; ++kw)
+    for (int kh = 0; kh < nh; ++kh)
+      for (int kw = 0; kw < nw; ++kw)
         for (int64_t ci = 0; ci < info.cin; ++ci) {
-          const int64_t src = (((co * info.cin + ci) * src_kt + (info.kt_base + kt)) * 3 + kh) * 3 + kw;
-          row[((int64_t(kt) * 3 + kh) * 3 + kw) * info.cin + ci] = w[src];
+          const int64_t src =
+              (((co * info.cin + ci) * src_kt + (info.kt_base + kt)) * nh + kh) * nw + kw;
+          row[((int64_t(kt) * nh + kh) * nw + kw) * info.cin + ci] = w[src];
         }
 }
 
@@ -218,7 +225,7 @@ inline Status pack_weights_fp8(const ConvDesc& d, const float* w, PackedWeightsH
 inline Status pack_weights_bf16(const ConvDesc& d, const uint16_t* w_bits, int64_t count,
                                 PackedWeightsHost* out) {
   if (w_bits == nullptr) return Status(StatusCode::kInvalidArgument, "pack_weights_bf16: null");
-  const int64_t expect = d.cout * d.cin * (d.kind == ConvKind::kCausal3x3x3 ? 27 : 9);
+  const int64_t expect = d.cout * d.cin * d.taps();
   if (count != expect)
     return Status(StatusCode::kInvalidArgument,
                   "pack_weights_bf16: got " + std::to_string(count) + " weights, expected " +

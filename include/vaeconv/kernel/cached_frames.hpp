@@ -82,12 +82,20 @@ VAECONV_UNROLL
   }
 };
 
-// The A gather of a geometry: the cached one, or conv_gather.hpp's.
+// The A gather of a geometry: conv_gather.hpp's, or the geometry's own (the cached one here,
+// the temporal conv's in temporal_gather.hpp).
+template <class Geo>
+struct GatherFor {
+  template <int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps>
+  using type = ConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps>;
+};
+template <>
+struct GatherFor<CachedCausalGeometry> {
+  template <int kRows, int kRowStep, int BK, int kElemBytes, bool>
+  using type = CachedConvGather<kRows, kRowStep, BK, kElemBytes>;
+};
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps>
-using GatherA = typename std::conditional<kCachedGeometry<Geo>,
-                                          CachedConvGather<kRows, kRowStep, BK, kElemBytes>,
-                                          ConvGather<Geo, kRows, kRowStep, BK, kElemBytes,
-                                                     kFarSteps>>::type;
+using GatherA = typename GatherFor<Geo>::template type<kRows, kRowStep, BK, kElemBytes, kFarSteps>;
 
 namespace detail {
 template <class V, class = void>
@@ -109,6 +117,21 @@ struct CopyA {
   }
 };
 
+// Loads row i's chunk from the cache's view or x's, per thread (the file comment).
+template <class Arch, class Slot, class View>
+VAECONV_DEVICE VAECONV_FORCE_INLINE void load_either(Slot& sl, int i, void* dst, View view_c,
+                                                     View view_x, uint32_t offset, bool exists,
+                                                     bool from_cache) {
+  if constexpr (detail::ViewIsPointer<View>::value) {
+    Arch::load(sl, i, dst, from_cache ? view_c : view_x, offset, exists);
+  } else {
+    Arch::load(sl, i, dst, view_c, offset, exists && from_cache);
+    const auto cached = sl.v[i];
+    Arch::load(sl, i, dst, view_x, offset, exists && !from_cache);
+    sl.v[i] |= cached;
+  }
+}
+
 template <class Arch>
 struct CopyA<CachedCausalGeometry, Arch> {
   typename Arch::GlobalView view_c;
@@ -126,14 +149,7 @@ struct CopyA<CachedCausalGeometry, Arch> {
 VAECONV_UNROLL
     for (int i = 0; i < Gemm::kRowsA; ++i) {
       void* dst = la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk);
-      if constexpr (detail::ViewIsPointer<View>::value) {
-        Arch::load(sl, i, dst, ga.from_cache ? view_c : view_x, ga.offset(i), ga.exists(i));
-      } else {
-        Arch::load(sl, i, dst, view_c, ga.offset(i), ga.exists(i) && ga.from_cache);
-        const auto cached = sl.v[i];
-        Arch::load(sl, i, dst, view_x, ga.offset(i), ga.exists(i) && !ga.from_cache);
-        sl.v[i] |= cached;
-      }
+      load_either<Arch>(sl, i, dst, view_c, view_x, ga.offset(i), ga.exists(i), ga.from_cache);
     }
   }
 };

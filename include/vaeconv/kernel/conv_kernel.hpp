@@ -21,6 +21,7 @@
 #include "vaeconv/kernel/block_gemm.hpp"
 #include "vaeconv/kernel/block_tiling.hpp"
 #include "vaeconv/kernel/cached_frames.hpp"
+#include "vaeconv/kernel/temporal_gather.hpp"
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"

@@ -36,6 +36,7 @@ struct ConvParams {
   int taps_t = 1;                 // time taps in the packed weights (1, or 3 for T > 1 causal)
   int kt_base = 0;                // time tap of the first packed slice (2 for the T = 1 slice)
   int pad_t = 0;                  // time padding in front (2 for causal, 0 otherwise)
+  int stride_t = 1;               // TemporalGeometry: output frame ot reads from frame ot * stride_t
 
   int m_blocks = 0;               // blocks along one frame's pixels
   int n_tiles = 0;                // blocks along Cout

@@ -245,13 +245,18 @@ inline void compute_row(const RefContext& c, int64_t n, int64_t to, int64_t ho,
       const int64_t co0 = ch * kCoutBlock;
       const int nc = int(std::min<int64_t>(kCoutBlock, cout - co0));
       for (int p = 0; p < np; ++p) {
-        const int64_t off = n * d.out_strides.n + to * d.out_strides.t + ho * d.out_strides.h +
-                            (wo0 + p) * d.out_strides.w + co0;
+        const int64_t pix =
+            n * d.out_strides.n + ho * d.out_strides.h + (wo0 + p) * d.out_strides.w;
         for (int k = 0; k < nc; ++k) {
+          // Channel co of frame to; interleaved halves: channel co % C of frame 2 to + co / C.
+          const int64_t co = co0 + k, half = d.out_channels_stored();
+          const int64_t off = pix + (d.interleave_halves
+                                         ? (2 * to + co / half) * d.out_strides.t + co % half
+                                         : to * d.out_strides.t + co);
           double v = dacc[p][k];
-          if (c.bias) v += double(c.bias[co0 + k]);
-          if (c.residual) v += double(c.residual[off + k]);
-          c.y[off + k] = float(v);
+          if (c.bias) v += double(c.bias[co]);
+          if (c.residual) v += double(c.residual[off]);
+          c.y[off] = float(v);
         }
       }
     }
