@@ -235,7 +235,8 @@ def predict_all(build: str, plan: dict, lds_rows, targets=("mi300x", "mi355x"),
         fallback = machines.const(tname, "lds_ways_assumed", overrides)
         write_rate = machines.const(tname, "lds_write_rate", overrides)
         rows = []
-        for p in plan["plans"]:
+        # each target's entries (a plan without "target" fields plans one table for both)
+        for p in (p for p in plan["plans"] if p.get("target", arch) == arch):
             k = p["kernel"]
             found = cdna_asm.match_plan(kernels, k, p["dtype"])
             if len(found) != 1:
@@ -402,7 +403,7 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
       f"{js['mi355x']['bf16_58_ms'] / 18.77:.2f} x MIOpen, "
       f"{js['mi355x']['bf16_58_ms'] / 2.7:.1f} x the roofline.\n")
     if js["mi355x"]["bf16_58_ms"] < ANCHORS["flydsl_58_ms_mi355x"]:
-        a("The nominal MI355X prediction for the portable 128×96×32 two-stage tile is FASTER than "
+        a("The nominal MI355X prediction for these implicit-GEMM tiles is FASTER than "
           "FlyDSL's published time for a tuned gfx950 kernel set: implausible, so the model is still "
           "optimistic for these kernels; only its pessimistic end "
           f"({js['mi355x']['bf16_58_ms_range'][1]:.2f} ms) reaches past FlyDSL. The likeliest "

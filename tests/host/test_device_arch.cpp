@@ -55,6 +55,16 @@ TEST(DeviceArchAmd, EveryOtherNameIsRefusedByName) {
   EXPECT_TRUE(contains(empty, "empty architecture name")) << empty.to_string();
 }
 
+// Each AMD target runs its own tile table set (kernel/table_set.hpp), whatever its features.
+TEST(DeviceArchAmd, TableSetIsTheTargets) {
+  for (const char* name : {"gfx950", "gfx950:sramecc+:xnack-", "gfx950:xnack+"})
+    EXPECT_EQ(amd_table_set(name), TableSet::kGfx950) << name;
+  for (const char* name : {"gfx942", "gfx942:sramecc+:xnack-", "gfx942:xnack+"})
+    EXPECT_EQ(amd_table_set(name), TableSet::kGfx942) << name;
+  EXPECT_NE(TableSet::kGfx942, TableSet::kGfx950);
+  EXPECT_EQ(TableSet::kGfx942, TableSet::kPrimary);  // which_kernel's default plans gfx942
+}
+
 // --- NVIDIA --------------------------------------------------------------------------------------
 TEST(DeviceArchNvidia, CodeArchIsTheHighestBuiltNotAboveTheDevice) {
   const int fat[] = {800, 900};

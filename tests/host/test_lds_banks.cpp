@@ -207,6 +207,17 @@ const Expected kExpected[] = {
     {"tap_reduce_fp8", "stage_write", "mainloop", 1, 1},
     {"tap_reduce_fp8", "epilogue_write", "tap_reduce", 1, 1},
     {"tap_reduce_fp8", "epilogue_read", "tap_reduce", 5.0 / 3, 1.5},
+    // The gfx950 table's wide tiles (256 x 96 in two stages, the wide tiles' 64-byte rows).
+    {"gfx950_wide_bf16", "mfma_a_read", "mainloop", 1, 2},
+    {"gfx950_wide_bf16", "mfma_b_read", "mainloop", 1, 2},
+    {"gfx950_wide_bf16", "stage_write", "mainloop", 1, 1},
+    {"gfx950_wide_bf16", "epilogue_write", "epilogue_fp32", 1, 1},
+    {"gfx950_wide_bf16", "epilogue_read", "epilogue_fp32", 1, 2},
+    {"gfx950_wide_fp8", "mfma_a_read", "mainloop", 1, 2},
+    {"gfx950_wide_fp8", "mfma_b_read", "mainloop", 1, 2},
+    {"gfx950_wide_fp8", "stage_write", "mainloop", 1, 1},
+    {"gfx950_wide_fp8", "epilogue_write", "epilogue_fp32", 1, 1},
+    {"gfx950_wide_fp8", "epilogue_read", "epilogue_fp32", 1, 2},
 };
 
 TEST(LdsBankShipped, EveryAccessHasItsRecordedWays) {

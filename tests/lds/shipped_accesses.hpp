@@ -303,6 +303,9 @@ inline std::vector<AccessSet> shipped_cdna_accesses() {
   detail::mainloop_accesses<CdnaPolicy<TapReduceShapeFp8, Fp8>>("tap_reduce_fp8", out);
   detail::tap_reduce_epilogue_accesses<CdnaPolicy<TapReduceShapeFp8, Fp8>, TapReducePatchCdna>(
       "tap_reduce_fp8", out);
+  // The gfx950 table's wide tiles (TableSet::kGfx950; checked on both targets' bank models).
+  detail::conv_tile<Gfx950WideShape, Bf16>("gfx950_wide_bf16", out);
+  detail::conv_tile<Gfx950WideShapeFp8, Fp8>("gfx950_wide_fp8", out);
   return out;
 }
 

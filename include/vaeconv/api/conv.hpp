@@ -88,21 +88,34 @@ struct Launcher {
 
 }  // namespace detail
 
+namespace detail {
+template <class Tables>
+inline Status launch_with(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
+  Launcher launcher{d, a, stream};
+  return visit_kernel<Tables>(d, choose_kernel<Tables>(d, a.weights.info), launcher);
+}
+}  // namespace detail
+
 // conv_forward with the policies of a table set (kernel::ShippedTiles; a tuning sweep's bench
-// translation unit passes its own: bench/sweep_candidate.cpp).
+// translation unit passes its own: bench/sweep_candidate.cpp), whatever the device's target.
 template <class Tables>
 inline Status conv_forward_with(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
   // The arguments first (host checks: a wrong call is named as such on any machine), then the
   // device: one these kernels are built for.
   VAECONV_RETURN_IF_ERROR(validate_for_kernels(d, a));
   VAECONV_RETURN_IF_ERROR(check_device_arch(d.in_dtype));
-  detail::Launcher launcher{d, a, stream};
-  return detail::visit_kernel<Tables>(d, detail::choose_kernel<Tables>(d, a.weights.info),
-                                      launcher);
+  return detail::launch_with<Tables>(d, a, stream);
 }
 
+// The library's tables of the device's target (AMD: gfx942's or gfx950's, from its architecture
+// name, cached per device by check_device_arch).
 inline Status conv_forward(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  return conv_forward_with<kernel::ShippedTiles>(d, a, stream);
+  VAECONV_RETURN_IF_ERROR(validate_for_kernels(d, a));
+  kernel::TableSet tables = kernel::TableSet::kPrimary;
+  VAECONV_RETURN_IF_ERROR(check_device_arch(d.in_dtype, &tables));
+  return kernel::visit_table_set(tables, [&](auto set) {
+    return detail::launch_with<decltype(set)>(d, a, stream);
+  });
 }
 
 }  // namespace vaeconv

@@ -17,6 +17,9 @@
 //     Where that rule is too hopeful (SASS of another major version only, sm_90a code on another
 //     device) the launch fails with a runtime error: loud, never a wrong result.
 //
+// It also says which tile table set the device runs (kernel/table_set.hpp): each AMD target has
+// its own (gfx942 64 KiB of LDS, gfx950 160 KiB), chosen from the same architecture name.
+//
 // The decision is pure host code (amd_arch_support, nvidia_arch_support), tested exhaustively in
 // tests/host/test_device_arch.cpp. check_device_arch() caches it per device id in an atomic, so a
 // call after the first costs hipGetDevice and one load, and allocates nothing.
@@ -30,6 +33,7 @@
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/core/dtype.hpp"
 #include "vaeconv/core/status.hpp"
+#include "vaeconv/kernel/table_set.hpp"
 
 namespace vaeconv {
 namespace device_arch {
@@ -51,6 +55,13 @@ inline Support amd_support(const std::string& gcn_arch_name) {
   const std::string proc = amd_processor(gcn_arch_name);
   const bool ok = proc == "gfx942" || proc == "gfx950";
   return {ok, ok};
+}
+
+// The tile table set of a supported gcnArchName (kernel/table_set.hpp): gfx950 -> kGfx950,
+// anything else -> kGfx942 (an unsupported name is refused by amd_arch_status first).
+using kernel::TableSet;
+inline TableSet amd_table_set(const std::string& gcn_arch_name) {
+  return amd_processor(gcn_arch_name) == "gfx950" ? TableSet::kGfx950 : TableSet::kGfx942;
 }
 
 // Ok, or kUnsupported naming the device's architecture and the supported ones.
@@ -126,9 +137,10 @@ inline Status nvidia_arch_status(int major, int minor, DType t, const int* built
 #if defined(VAECONV_GPU_COMPILER)
 namespace detail {
 
-// Per device id, the operand types its look-up admitted (0 before the first look-up). Only
-// admissions are cached: a refusal is looked up again, as it builds its message anyway.
-constexpr uint8_t kBf16 = 1, kFp8 = 2;
+// Per device id, the operand types its look-up admitted (0 before the first look-up) and its
+// table set (kGfx950Tables). Only admissions are cached: a refusal is looked up again, as it
+// builds its message anyway.
+constexpr uint8_t kBf16 = 1, kFp8 = 2, kGfx950Tables = 4;
 constexpr int kCachedDevices = 64;  // ids beyond this are decided on every call (still correct)
 inline std::atomic<uint8_t> g_support[kCachedDevices] = {};
 
@@ -143,7 +155,7 @@ constexpr size_t kBuiltArchCount = 0;
 #endif
 
 // Asks the runtime (the slow path: a device-properties query) and decides.
-inline Status query(int device, DType t, Support* support) {
+inline Status query(int device, DType t, Support* support, TableSet* tables) {
 #if defined(VAECONV_BACKEND_HIP)
   hipDeviceProp_t prop;
   const hipError_t e = hipGetDeviceProperties(&prop, device);
@@ -152,8 +164,10 @@ inline Status query(int device, DType t, Support* support) {
                   std::string("reading the device's architecture failed: ") + hipGetErrorString(e));
   const std::string name(prop.gcnArchName);
   *support = amd_support(name);
+  *tables = amd_table_set(name);
   return amd_arch_status(name, t, device);
 #else
+  *tables = TableSet::kPrimary;
   int major = 0, minor = 0;
   hipError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
   if (e == hipSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
@@ -169,8 +183,9 @@ inline Status query(int device, DType t, Support* support) {
 }  // namespace detail
 
 // Ok when the current device runs this build's kernels for operand type t; kUnsupported naming
-// its architecture otherwise; kRuntimeError when the runtime cannot say.
-inline Status check_device_arch(DType t) {
+// its architecture otherwise; kRuntimeError when the runtime cannot say. *tables (when given):
+// the tile table set the device runs (AMD: its target's; NVIDIA: kPrimary), set on Ok.
+inline Status check_device_arch(DType t, TableSet* tables = nullptr) {
   int device = 0;
   const hipError_t e = hipGetDevice(&device);
   if (e != hipSuccess)
@@ -180,14 +195,20 @@ inline Status check_device_arch(DType t) {
   if (cached) {
     const uint8_t s = detail::g_support[device].load(std::memory_order_relaxed);
     const uint8_t want = t == DType::kFP8E4M3 ? detail::kFp8 : detail::kBf16;
-    if (s & want) return Status::Ok();
+    if (s & want) {
+      if (tables) *tables = (s & detail::kGfx950Tables) ? TableSet::kGfx950 : TableSet::kPrimary;
+      return Status::Ok();
+    }
   }
   Support support;
-  Status st = detail::query(device, t, &support);
+  TableSet set = TableSet::kPrimary;
+  Status st = detail::query(device, t, &support, &set);
   if (cached && st.code() != StatusCode::kRuntimeError)  // racing first calls store the same bits
     detail::g_support[device].store(
-        uint8_t((support.bf16 ? detail::kBf16 : 0) | (support.fp8 ? detail::kFp8 : 0)),
+        uint8_t((support.bf16 ? detail::kBf16 : 0) | (support.fp8 ? detail::kFp8 : 0) |
+                (set == TableSet::kGfx950 ? detail::kGfx950Tables : 0)),
         std::memory_order_relaxed);
+  if (tables && st.ok()) *tables = set;
   return st;
 }
 #endif  // VAECONV_GPU_COMPILER

@@ -52,6 +52,8 @@ struct KernelPlan {
   int k_tiles = 0;      // main-loop K tiles per block
   int lds_bytes = 0;    // LDS / shared memory per block
   int patch_rows = 0, patch_cols = 0;  // the output patch of the tap-reduce and halo kernels
+  kernel::TableSet table_set = kernel::TableSet::kPrimary;  // the tables it was planned from
+  std::string target() const { return kernel::table_set_name(table_set); }  // "gfx942", ...
   std::string family() const {  // the family's name() (kernel/dispatch.hpp)
     using namespace kernel;
     return family_name(FamilyId(choice.family),
@@ -236,10 +238,13 @@ struct Planner {
 
 // The kernel conv_forward runs for `d` with weights packed by this version (pack_weights), its
 // grid and K tiles: host code, no device call. Refuses what conv_forward's validation of the
-// description refuses.
-inline Status which_kernel(const ConvDesc& d, KernelPlan* plan) {
+// description refuses. tables: the target's table set (kernel/table_set.hpp; AMD: kGfx942 or
+// kGfx950, what conv_forward picks from the device's architecture name; NVIDIA: one set).
+inline Status which_kernel(const ConvDesc& d, KernelPlan* plan,
+                           kernel::TableSet tables = kernel::TableSet::kPrimary) {
   if (plan == nullptr) return Status(StatusCode::kInvalidArgument, "which_kernel: plan is null");
   *plan = KernelPlan{};
+  plan->table_set = tables;
   VAECONV_RETURN_IF_ERROR(d.validate());
   if (!detail::is_canonical(d))
     return Status(StatusCode::kUnsupported,
@@ -247,9 +252,12 @@ inline Status which_kernel(const ConvDesc& d, KernelPlan* plan) {
                   "define them (" + d.to_string() + ")");
   ConvArgs a;
   VAECONV_RETURN_IF_ERROR(packed_info_for(d, &a.weights.info));
-  plan->choice = detail::choose_kernel(d, a.weights.info);
   detail::Planner planner{d, a, plan};
-  return detail::visit_kernel(d, plan->choice, planner);
+  return kernel::visit_table_set(tables, [&](auto set) {
+    using Tables = decltype(set);
+    plan->choice = detail::choose_kernel<Tables>(d, a.weights.info);
+    return detail::visit_kernel<Tables>(d, plan->choice, planner);
+  });
 }
 
 }  // namespace vaeconv

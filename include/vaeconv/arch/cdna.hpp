@@ -35,6 +35,10 @@ struct Cdna {
   static constexpr int kWaveSize = 64;
   static constexpr const char* kName = "cdna-gfx942/gfx950";
   static constexpr bool kStaticLds = true;  // LDS sized at compile time (<= 64 KiB on gfx942)
+  // A kernel on this arch type runs on both targets, so its LDS fits gfx942's 64 KiB
+  // (kernel/block_gemm.hpp's run_with_lds asserts it); kBodyOnThisTarget: see CdnaGfx950Only.
+  static constexpr int kMaxLdsBytes = 64 * 1024;
+  static constexpr bool kBodyOnThisTarget = true;
   static constexpr bool kBulkStore = false;  // no LDS-to-global copy engine (arch/nvidia.hpp)
 #if defined(__gfx942__)
   static constexpr uint8_t kFp8NanCode = kFp8NanCodeFnuz;  // the NaN an FP8 output stores (fp8_fnuz.hpp)
@@ -216,6 +220,19 @@ struct Cdna {
   // The 16x16x128 f8f6f4 lane layout is not documented where we could check it: narrow FP8 tiles
   // use the 32x32x64 atom on AMD.
   using AtomFp8Narrow = AtomFp8;
+};
+
+// The arch type of a gfx950 table entry (kernel/tile_table.hpp): the same atoms and copies as
+// Cdna, with gfx950's 160 KiB of LDS. A fat binary also compiles such a kernel for gfx942, where
+// it may not fit: its gfx942 device pass is a body that traps (run_with_lds), never a silently
+// wrong kernel; the gfx942 table set never holds it, so conv_forward never launches it there.
+// The asm checks know such a kernel by this name in its symbol (cmake/asm_checks.cmake,
+// rule not-for-target: on gfx942 its body is s_trap and s_endpgm only).
+struct CdnaGfx950Only : Cdna {
+  static constexpr int kMaxLdsBytes = 160 * 1024;
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__ && defined(__gfx942__)
+  static constexpr bool kBodyOnThisTarget = false;
+#endif
 };
 
 }  // namespace vaeconv::arch

@@ -322,11 +322,21 @@ VAECONV_UNROLL
 // exceed 48 KiB; the launch passes Kernel::kSmemBytes). The dynamic array is aligned to 1 KiB,
 // the largest swizzle repeat: a wgmma descriptor's swizzle is a function of the absolute shared
 // address. (AMD has no such atom: its static LDS keeps 16-byte alignment.)
+// AMD: a kernel of a gfx950-only table entry (arch::CdnaGfx950Only) has no body on gfx942's
+// device pass, only a trap; every other kernel's LDS must fit what its arch type allows.
 template <class Kernel, class Arch>
 VAECONV_DEVICE VAECONV_FORCE_INLINE void run_with_lds(const ConvParams& p) {
   if constexpr (Arch::kStaticLds) {
-    __shared__ __attribute__((aligned(16))) char smem[Kernel::kSmemBytes];
-    Kernel::run(p, smem);
+    if constexpr (!Arch::kBodyOnThisTarget) {
+      (void)p;
+      __builtin_trap();  // not for this target: the dispatch never launches it here
+    } else {
+      static_assert(Kernel::kSmemBytes <= Arch::kMaxLdsBytes,
+                    "the kernel's LDS exceeds what its arch type allows (gfx942 64 KiB: a larger "
+                    "tile belongs in the gfx950 table, on arch::CdnaGfx950Only)");
+      __shared__ __attribute__((aligned(16))) char smem[Kernel::kSmemBytes];
+      Kernel::run(p, smem);
+    }
   } else {
     extern __shared__ __attribute__((aligned(1024))) char smem_dynamic[];
     Arch::check_lds_alignment(smem_dynamic);  // debug builds: what wgmma relies on

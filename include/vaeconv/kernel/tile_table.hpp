@@ -5,8 +5,9 @@
 // channel-rich layers (96 wide: every VAE Cout is a multiple of 96), a narrow one for
 // Cout <= 32 (enc_conv_out), a tiny one for Cout <= 16, and the tap-reduce tile of the causal
 // Cout <= 3 layer (dec_conv_out; see tap_reduce.hpp). BK counts elements: a bf16 BK of 32 and an
-// fp8 BK of 64 are the same 64-byte LDS rows. LDS: the HIP configurations fit gfx942's 64 KiB,
-// so one binary serves gfx942 and gfx950.
+// fp8 BK of 64 are the same 64-byte LDS rows. AMD: one table set per target (kernel/table_set.hpp,
+// chosen at run time from the device's architecture name): gfx942's fits its 64 KiB of LDS;
+// gfx950's replaces the wide tiles by ones that use its 160 KiB. One fat binary serves both.
 #pragma once
 #include <cstdint>
 
@@ -14,6 +15,7 @@
 #include "vaeconv/conv/conv_desc.hpp"
 #include "vaeconv/core/dtype.hpp"
 #include "vaeconv/kernel/halo_tile.hpp"
+#include "vaeconv/kernel/table_set.hpp"
 #include "vaeconv/kernel/tap_reduce.hpp"
 #include "vaeconv/kernel/tap_row_halo.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
@@ -57,6 +59,17 @@ using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
 using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
 using WideElementwiseShape = WideShape;  // no separate element-wise tile on AMD (unmeasurable)
 using WideElementwiseShapeFp8 = WideShapeFp8;
+
+// The gfx950 table (gfx950's 160 KiB of LDS and 64 banks; TableSet::kGfx950): gfx942's with the
+// wide tiles replaced by 256 x 96 blocks of four 64 x 96 wave tiles (six 32 x 32 atoms each: per
+// MFMA 5/8 of the 32 x 96 wave tile's LDS reads) in two stages (44 KiB; two blocks per CU by
+// registers, 2 waves per SIMD). Chosen by the CDNA model among 13 candidates, at the pessimistic
+// end, among those without scratch (docs/perf-notes.md): bf16 58-call 14.9 -> 13.1 ms, fp8
+// 7.9 -> 6.4 ms. Three stages modelled faster but every three-stage candidate spills to scratch
+// (112-208 bytes); deeper K (bf16 BK 64, fp8 BK 128) lost (one block per CU at 256 rows, the
+// 32 x 96 wave tile at 128). Not measured on AMD hardware.
+using Gfx950WideShape = TileShape<256, 96, 32, 4, 1, 2>;
+using Gfx950WideShapeFp8 = TileShape<256, 96, 64, 4, 1, 2>;
 }  // namespace cdna
 #if defined(VAECONV_BACKEND_HIP)
 using namespace cdna;
@@ -205,6 +218,48 @@ struct ShippedTiles {
   template <DType kType>
   using For = Tiles<kType>;
 };
+
+// The gfx950 table set (TableSet::kGfx950): the shipped tables with the wide tiles that use
+// gfx950's LDS. On AMD their arch type is arch::CdnaGfx950Only (its gfx942 device pass is a trap:
+// arch/cdna.hpp). On an NVIDIA build without wgmma (the cuda-mma preset) the same shapes are
+// instantiated on the mma.sync atom, the portable twin the GPU suite runs; the wgmma build has
+// no such set (conv_forward never asks for it there).
+#if defined(VAECONV_BACKEND_HIP)
+using Gfx950Arch = arch::CdnaGfx950Only;
+#else
+using Gfx950Arch = Arch;
+#endif
+#if !defined(VAECONV_WIDE_WGMMA)
+constexpr bool kGfx950Tables = true;
+template <DType kType>
+struct Gfx950Tiles;
+template <>
+struct Gfx950Tiles<DType::kBF16> : Tiles<DType::kBF16> {
+  using Wide = TilePolicy<cdna::Gfx950WideShape, Gfx950Arch, Arch::AtomBf16>;
+};
+template <>
+struct Gfx950Tiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
+  using Wide = TilePolicy<cdna::Gfx950WideShapeFp8, Gfx950Arch, Arch::AtomFp8>;
+};
+struct ShippedTilesGfx950 {
+  template <DType kType>
+  using For = Gfx950Tiles<kType>;
+};
+#else
+constexpr bool kGfx950Tables = false;
+#endif
+
+// Calls f with the table set s names (a value of its type): ShippedTiles, or ShippedTilesGfx950
+// where the build has it; a build without it runs its one set for every s.
+template <class F>
+inline decltype(auto) visit_table_set(TableSet s, F&& f) {
+#if !defined(VAECONV_WIDE_WGMMA)
+  if (s == TableSet::kGfx950) return f(ShippedTilesGfx950{});
+#else
+  (void)s;
+#endif
+  return f(ShippedTiles{});
+}
 #endif
 
 }  // namespace vaeconv::kernel
