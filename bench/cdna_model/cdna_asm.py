@@ -505,8 +505,8 @@ def decode_name(mangled: str) -> Dict[str, object]:
         d["family"] = "tap_reduce"
     elif "tap_row_conv_kernel" in mangled:
         d["family"] = "tap_row"
-    elif "halo_conv_kernel" in mangled:
-        d["family"] = "halo"
+    elif "halo_conv_kernel" in mangled or "halo_fragment_conv_kernel" in mangled:
+        d["family"] = "halo"  # the wgmma halo kernel and the one on fragment atoms
     elif "conv_kernel" in mangled:
         d["family"] = "implicit_gemm"
     d["dtype"] = "fp8" if "AtomFp8" in mangled else "bf16"

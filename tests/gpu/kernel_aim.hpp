@@ -10,9 +10,10 @@
 
 namespace vaeconv::test {
 
-// What which_kernel must report for a case on this build. The halo and tap-row kernels exist only
-// where the wide tile is the wgmma atom (VAECONV_NVIDIA_WGMMA, sm_90a); elsewhere their cases run
-// the implicit GEMM, and that is asserted instead.
+// What which_kernel must report for a case on this build. The halo and tap-row kernels exist
+// where the wide tile is the wgmma atom (VAECONV_NVIDIA_WGMMA, sm_90a); the bf16 halo kernel also
+// on the NVIDIA mma.sync build (the halo kernel on fragment atoms, kernel::kHaloFragmentKernel);
+// elsewhere their cases run the implicit GEMM, and that is asserted instead.
 struct Aim {
   const char* family = nullptr;  // KernelPlan::family(); nullptr: the case aims at no kernel
   int vector = -1;               // implicit GEMM: 1 the 16-byte gather, 0 element-wise; -1 either
@@ -23,11 +24,15 @@ inline Aim aim_elementwise() { return aim_implicit_gemm(false); }
 inline Aim aim_upsample_phases(bool vector) { return {"implicit_gemm", vector ? 1 : 0, true}; }
 inline Aim aim_tap_reduce() { return {"tap_reduce"}; }
 #if defined(VAECONV_NVIDIA_WGMMA)
-inline Aim aim_halo() { return {"halo"}; }
+inline Aim aim_halo(DType = DType::kBF16) { return {"halo"}; }
 inline Aim aim_tap_row() { return {"tap_row"}; }
 #else
-inline Aim aim_halo() { return aim_implicit_gemm(true); }  // its Cin fill 16-byte chunks
-inline Aim aim_tap_row() { return aim_elementwise(); }     // Cin = 3
+// Its Cin fill 16-byte chunks: the implicit GEMM's 16-byte gather where the halo kernel is not built.
+inline Aim aim_halo(DType dtype = DType::kBF16) {
+  if (kernel::kHaloFragmentKernel && dtype == DType::kBF16) return {"halo"};
+  return aim_implicit_gemm(true);
+}
+inline Aim aim_tap_row() { return aim_elementwise(); }  // Cin = 3
 #endif
 
 // Asserts that which_kernel picks the kernel `aim` names for d (host code: runs without a GPU).

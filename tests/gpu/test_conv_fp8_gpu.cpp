@@ -29,7 +29,7 @@ std::vector<ConvCase> fp8_extra_cases() {
   // The kernel each case aims at (kernel_aim.hpp: on this build); `none`: no particular one.
   const Aim none{}, gemm = aim_implicit_gemm(true), elementwise = aim_elementwise(),
             phases = aim_upsample_phases(true), phases_elementwise = aim_upsample_phases(false),
-            tap_reduce = aim_tap_reduce(), halo = aim_halo(), tap_row = aim_tap_row();
+            tap_reduce = aim_tap_reduce(), halo = aim_halo(DType::kFP8E4M3), tap_row = aim_tap_row();
   return {
       {"causal_n2_odd", ConvDesc::causal3x3x3(2, 1, 77, 131, 64, 96), plain, none},
       {"causal_1x1", ConvDesc::causal3x3x3(1, 1, 1, 1, 32, 64), nobias, none},

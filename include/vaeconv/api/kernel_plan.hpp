@@ -15,6 +15,7 @@
 #include "vaeconv/kernel/conv_kernel.hpp"
 #include "vaeconv/kernel/dispatch.hpp"
 #include "vaeconv/kernel/halo_conv_kernel.hpp"
+#include "vaeconv/kernel/halo_fragment_kernel.hpp"
 #include "vaeconv/kernel/tap_reduce_kernel.hpp"
 #include "vaeconv/kernel/tap_row_conv_kernel.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
@@ -177,6 +178,8 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
     case F::kHalo:
       if constexpr (kernel::kHaloKernel)
         return v.template run<kernel::HaloConvKernel<typename T::Halo>>(-1);
+      else if constexpr (kernel::kHaloFragmentKernel && kType == DType::kBF16)
+        return v.template run<kernel::HaloFragmentConvKernel<typename T::Halo>>(-1);
       break;
     case F::kTapRow:
       if constexpr (kernel::kHaloKernel)

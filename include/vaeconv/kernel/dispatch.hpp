@@ -84,9 +84,11 @@ template <class... Families>
 struct CandidateList {};
 
 // The candidate lists, first match wins. Where the wide tile is the wgmma atom (NVIDIA sm_90a)
-// the halo and tap-row kernels are built and come before the implicit GEMM; on every other target
-// (AMD CDNA, NVIDIA mma.sync) the list is the tap-reduce kernel and the implicit GEMM.
-// kHaloMaxCin: the halo family's cap (the table's kHaloMaxCin).
+// the halo and tap-row kernels are built and come before the implicit GEMM. On the NVIDIA
+// mma.sync build the bf16 list has the halo kernel on fragment atoms (halo_fragment_kernel.hpp,
+// tile_table.hpp's kHaloFragmentKernel); on AMD CDNA, and for fp8 there, the list is the
+// tap-reduce kernel and the implicit GEMM. kHaloMaxCin: the halo family's cap (the table's
+// kHaloMaxCin).
 template <DType kType, int kHaloMaxCin>
 struct Candidates {
 #if defined(VAECONV_WIDE_WGMMA)
@@ -96,6 +98,12 @@ struct Candidates {
   using List = CandidateList<TapReduceFamily, ImplicitGemmFamily>;
 #endif
 };
+#if !defined(VAECONV_WIDE_WGMMA) && defined(VAECONV_BACKEND_CUDA)
+template <int kHaloMaxCin>
+struct Candidates<DType::kBF16, kHaloMaxCin> {
+  using List = CandidateList<TapReduceFamily, HaloFamilyOf<kHaloMaxCin>, ImplicitGemmFamily>;
+};
+#endif
 
 // The first family of a list that can implement d.
 template <class... Families>

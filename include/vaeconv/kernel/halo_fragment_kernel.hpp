@@ -16,8 +16,9 @@
 // reads the halo's zero chunk in every lane, so the K loop has no branch around its atoms and
 // runs the same MFMAs in every K tile (cmake/asm_checks.cmake counts them per barrier).
 // Which convs: HaloFamilyOf (dispatch.hpp) — causal, T = 1, Cin a multiple of the atom's K and
-// at most the halo's kMaxCin, the wide tile. tests/host/test_halo_fragment.cpp checks the lane
-// addresses through the matrix emulator and their LDS bank conflicts.
+// at most the halo's kMaxCin, the wide tile; bf16, on the builds tile_table.hpp's
+// kHaloFragmentKernel names. tests/host/test_halo_fragment.cpp checks the lane addresses through
+// the matrix emulator and their LDS bank conflicts; the GPU suite's halo cases run the kernel.
 #pragma once
 #include <cstdint>
 
@@ -47,6 +48,9 @@ struct HaloFragmentConvKernel {
   using Lanes = HaloFragment<Halo, Layout>;
   static_assert(!Policy::kAtomReadsLds, "fragment atoms (the wgmma atom: halo_conv_kernel.hpp)");
   static_assert(!Policy::kPromoteEachTile, "no promoting fragment atom");
+  // HaloFamilyOf takes Cin in steps of 32 bytes: whole K steps of the atom, so no step straddles
+  // a tap and every lane of a step reads the same shift.
+  static_assert((32 / Policy::kElemBytes) % Atom::kK == 0, "the family's Cin step is whole K steps");
   static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
   using PolicyT = Policy;
   using Geometry = void;
@@ -144,13 +148,18 @@ VAECONV_UNROLL
         static_cast<const char*>(p.x) + int64_t(kElemBytes) * input_view_offset(p, b);
     const auto view = Arch::make_view(x_frame, p.x_view_bytes);
     if (tid == 0) Arch::template store_lds<kElemBytes>(halo + Lanes::kZeroChunk, uint4{0, 0, 0, 0});
-    for (int q = tid; q < total; q += Policy::kThreads) {
+    // A trip count the same for every thread (a per-lane one is a waterfall loop around the buffer
+    // load on AMD: cmake/asm_checks.cmake); a thread past the last chunk loads nothing and writes
+    // zeros to the zero chunk.
+    for (int q0 = 0; q0 < total; q0 += Policy::kThreads) {
+      const bool live = q0 + tid < total;
       const int hr = Halo::halo_row(hp), hcol = Halo::halo_col(hp);
       const int ih = b.oh0 - 1 + hr, iw = b.ow0 - 1 + hcol;
-      const bool ok = t_ok && unsigned(ih) < unsigned(p.h) && unsigned(iw) < unsigned(p.w_);
+      const bool ok =
+          live && t_ok && unsigned(ih) < unsigned(p.h) && unsigned(iw) < unsigned(p.w_);
       const uint32_t e = uint32_t(it_rel) * uint32_t(p.in_st) + uint32_t(ih) * uint32_t(p.in_sh) +
                          uint32_t(iw) * uint32_t(p.in_sw) + uint32_t(j * Halo::kChunkElems);
-      char* dst = halo + Halo::offset(j, hr, hcol);
+      char* dst = halo + (live ? Halo::offset(j, hr, hcol) : Lanes::kZeroChunk);
       typename Arch::template Slot<1> one;
       Arch::load(one, 0, dst, view, e * uint32_t(kElemBytes), ok);
       Arch::template flush<kElemBytes>(one, 0, dst);

@@ -142,6 +142,20 @@ using HaloShape = TileShape<256, 96, 64, 2, 1, 3, 2>;
 constexpr bool kHaloKernel = false;
 #endif
 
+// The halo kernel on fragment atoms (halo_fragment_kernel.hpp), bf16 only: a 16 x 8 patch
+// (BM = 128) and its 18 x 10 halo of up to 96 channels (34 KiB), then the wide tile's B stages.
+// Built on the NVIDIA mma.sync build (the portable twin the GPU suite runs): 128 x 96 x 32 in
+// four warps of 64 x 48 and 4 stages, 58 KiB, 3 blocks/SM (166 registers, no spill). AMD: not in
+// the candidate lists until the CDNA model predicts it faster than the implicit GEMM
+// (docs/perf-notes.md).
+using HaloFragmentBf16 = HaloTile<16, 8, 96, 2>;  // 128 output pixels
+#if !defined(VAECONV_WIDE_WGMMA) && !defined(VAECONV_BACKEND_HIP)
+constexpr bool kHaloFragmentKernel = true;
+using HaloFragmentShape = TileShape<128, 96, 32, 2, 2, 4, 3>;
+#else
+constexpr bool kHaloFragmentKernel = false;
+#endif
+
 // The FP8 halo kernel: the same kernel on e4m3 operands (16 channels per halo chunk, K steps of
 // 32 channels, BK = 128 = one 128-byte B row per K tile), with the partial sums promoted every
 // K tile. Its promotion doubles the accumulators, so the bf16 halo's two warpgroups of 128 rows
@@ -195,6 +209,8 @@ struct Tiles<DType::kBF16> {
   using Halo = HaloPolicy<TilePolicy<HaloShape, Arch, WideAtomBf16, kBulkStoreHaloBf16>, HaloBf16>;
   using TapRow =
       HaloPolicy<TilePolicy<TapRowShape, Arch, WideAtomBf16>, TapRowBf16>;
+#elif !defined(VAECONV_BACKEND_HIP)
+  using Halo = HaloPolicy<TilePolicy<HaloFragmentShape, Arch, Arch::AtomBf16>, HaloFragmentBf16>;
 #endif
 };
 template <>
