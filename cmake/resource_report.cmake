@@ -47,7 +47,10 @@ function(short_name mangled out)
   if(mangled MATCHES "TemporalGeometry")  # kernel/temporal_gather.hpp: the (3, 1, 1) time conv
     set(kind "temporal")
   endif()
-  if(mangled MATCHES "tap_reduce_kernel.*HaloPatchILi([0-9]+)ELi([0-9]+)E")
+  if(mangled MATCHES "halo_fragment_conv_kernel.*HaloTileILi([0-9]+)ELi([0-9]+)E")
+    set(kind "causal T = 1, halo")  # kernel/halo_fragment_kernel.hpp
+    set(gather "halo ${CMAKE_MATCH_1}x${CMAKE_MATCH_2}")
+  elseif(mangled MATCHES "tap_reduce_kernel.*HaloPatchILi([0-9]+)ELi([0-9]+)E")
     set(kind "causal, tap-reduce")
     set(gather "halo ${CMAKE_MATCH_1}x${CMAKE_MATCH_2}")
   elseif(mangled MATCHES "ELb1EEEv")
