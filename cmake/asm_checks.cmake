@@ -20,7 +20,8 @@
 #                   copies (s_mov_b32/b64) and every other SGPR write (scalar destinations,
 #                   v_readfirstlane/v_readlane/v_cmp_*_e64 destinations, VOP3b carry-outs);
 #   buffer-waterfall   no buffer instruction inside a loop closed by s_cbranch_execnz (the
-#                   readfirstlane / v_cmp / s_and_saveexec loop LLVM builds for a divergent resource);
+#                   readfirstlane / v_cmp / s_and_saveexec loop LLVM builds for a divergent resource):
+#                   the branch's target heads a loop (LLVM's comment) or the span has a readfirstlane;
 #   flat            no flat_* instruction (a flat address may reach LDS: LDS is for ds_*, global
 #                   memory for global_*/buffer_*);
 #   lds-direct      no load into LDS (global_load_lds_*, buffer_* ... lds): LDS is written by
@@ -345,11 +346,25 @@ macro(_asm_finish_kernel)
       _asm_simulate_word3(${b} TRUE)
     endif()
   endforeach()
-  # Waterfall loops: a buffer instruction between a label and a later s_cbranch_execnz to it.
+  # Waterfall loops: a buffer instruction between a label and a later s_cbranch_execnz to it,
+  # where that label heads a loop (LLVM's `Loop Header` comment) or the span holds a
+  # v_readfirstlane (the loop LLVM builds for a divergent resource has both). A back jump to a
+  # plain block is block layout, not a loop: the divergent if-then blocks of the element-wise
+  # gather are placed after the loop body and jump back to their join with s_cbranch_execnz.
   foreach(span IN LISTS xspans)
     string(REPLACE "-" ";" ab "${span}")
     list(GET ab 0 a)
     list(GET ab 1 z)
+    list(GET ab 2 target)
+    set(is_loop ${_lblhdr_${target}})
+    foreach(r IN LISTS rfl_lines)
+      if(NOT r LESS a AND NOT r GREATER z)
+        set(is_loop 1)
+      endif()
+    endforeach()
+    if(NOT is_loop)
+      continue()
+    endif()
     foreach(ln IN LISTS buf_lines)
       if(NOT ln LESS a AND NOT ln GREATER z)
         set(_asm_text "${_asm_buf_${ln}}")
@@ -440,6 +455,9 @@ function(asm_check_file file arch problems_var)
       continue()
     endif()
     if(line MATCHES "^\tv_")
+      if(in_kernel AND line MATCHES "^\tv_readfirstlane")
+        list(APPEND rfl_lines ${ln})  # a waterfall loop's mark (rule buffer-waterfall)
+      endif()
       if(in_kernel AND line MATCHES "${_asm_vector_gate}")
         string(STRIP "${line}" _asm_text)
         if(line MATCHES "^\t(v_s?mfma[a-z0-9_]*)(.*)$")
@@ -486,7 +504,7 @@ function(asm_check_file file arch problems_var)
           set(target "${CMAKE_MATCH_2}")
           list(APPEND edges "${blk}>${target}>${ln}")
           if(op STREQUAL "s_cbranch_execnz" AND DEFINED _lbl_${target})
-            list(APPEND xspans "${_lblline_${target}}-${ln}")
+            list(APPEND xspans "${_lblline_${target}}-${ln}-${target}")
           endif()
           if(op STREQUAL "s_branch")
             set(_b${blk}_noft 1)
@@ -609,6 +627,10 @@ function(asm_check_file file arch problems_var)
         math(EXPR blk "${blk} + 1")
         set(_lbl_${lbl} ${blk})
         set(_lblline_${lbl} ${ln})
+        set(_lblhdr_${lbl} 0)
+        if(comment MATCHES "Loop Header")
+          set(_lblhdr_${lbl} 1)
+        endif()
         set(hdr none)
         string(SUBSTRING "${lbl}" 1 -1 own)  # LBB0_22 -> BB0_22, the name loop comments use
         if(comment MATCHES "Loop")
@@ -655,6 +677,7 @@ function(asm_check_file file arch problems_var)
         set(hdrs "")
         set(edges "")
         set(xspans "")
+        set(rfl_lines "")
         set(buf_lines "")
         set(_mf_none "")
         set(_br_none "")
