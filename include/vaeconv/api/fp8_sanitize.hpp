@@ -10,13 +10,16 @@
 //   0x80 -> 0x00 (the same +-0 product), 0x7F / 0xFF -> 0x80 (FNUZ NaN: a NaN stays NaN in
 //   every output that reads it, as on the other targets).
 // The result is the gfx942 operand form of the tensor, not e4m3fn any more (0x80 now means NaN):
-// sanitize right before the convs that read it. On gfx950 and NVIDIA (native e4m3fn) the pass
-// validates its arguments and returns without touching the bytes, so the tensor keeps its e4m3fn
-// meaning there; calling it is always correct, and costs nothing where it is not needed.
+// sanitize right before the convs that read it, and ONCE: the pass is not idempotent on gfx942 (a
+// second pass reads the form's NaN 0x80 as e4m3fn -0 and turns it into 0x00, losing the NaN).
+// For the same reason an FP8-output conv's bytes on gfx942, which are already in this form (its
+// NaN is 0x80: conv/fp8_scale.hpp, Arch::kFp8NanCode), must not go through it. On gfx950 and
+// NVIDIA (native e4m3fn) the pass validates its arguments and returns without touching the
+// bytes, so the tensor keeps its e4m3fn meaning there and the pass costs nothing.
 //
 // The contract of conv_forward (README, FP8): on gfx942, FP8 activation and weight bytes that did
 // not come from the library's quantizer, weight packer or an FP8-output conv must go through this
-// pass; otherwise a -0 reads as NaN and a NaN as +-240. The decision and its cost (one read and
+// pass exactly once; otherwise a -0 reads as NaN and a NaN as +-240. The decision and its cost (one read and
 // one write of the tensor at HBM bandwidth, against the per-K-tile rewrite it replaces):
 // docs/perf-notes.md.
 #pragma once
