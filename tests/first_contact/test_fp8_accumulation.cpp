@@ -20,8 +20,12 @@
 // Tolerance per output: (K + 2) 2^-24 y (the kernel: K products, the dequant multiply, the
 // residual add) + (Cin + 1) 2^-24 y (the CPU reference: fp32 over one tap's Cin products, then
 // double, reference/conv_reference.hpp) + 2^-8 (|remainder| + the above) (the final bf16
-// rounding). sm_90a's promoted wgmma intervals stay inside it: the GPU suite's bound for them,
-// 2^-11 sum |x w| (tests/gpu/test_conv_fp8_gpu.cpp), is 4.9e-4 y.
+// rounding). That fp32 bound is the claim about AMD's MFMAs (and NVIDIA's mma.sync). sm_90a's e4m3
+// wgmma does NOT accumulate in fp32 (DeepSeek-V3 report, 3.3.2: about 14 significand bits); the
+// library promotes each 128-K interval into fp32 (design.md, FP8). A wgmma build is therefore held
+// to the bound that figure gives: each of an interval's 32-product instructions may lose 2^-13 of
+// the interval's sum per product and per partial add, (32 + 4) 2^-13 y in all for positive data
+// (kPromotedWgmma). Measured on an H100, the wgmma error lies between the two bounds.
 //
 // Why it fails with a lower-precision accumulator: for a sample of full-K outputs the test also
 // sums the same products sequentially in simulated fp32, fp16 (11-bit significand) and bf16
@@ -53,6 +57,12 @@ double round_to_bits(double v, int bits) {
   (void)std::frexp(v, &e);
   return std::ldexp(std::nearbyint(std::ldexp(v, bits - e)), e - bits);
 }
+
+#if defined(VAECONV_NVIDIA_WGMMA)
+constexpr bool kPromotedWgmma = true;  // e4m3 wgmma, promoted every 128 K (see the header)
+#else
+constexpr bool kPromotedWgmma = false;
+#endif
 
 TEST(FirstContactFp8Accumulation, CausalCin384K10368) {
   VAECONV_REQUIRE_GPU();
@@ -90,7 +100,8 @@ TEST(FirstContactFp8Accumulation, CausalCin384K10368) {
 
   const double u = std::ldexp(1.0, -24), K = double(d.gemm_k());
   const auto tolerance = [&](double y, double remainder) {
-    const double acc = (K + 2) * u * y + double(Cin + 1) * u * y;
+    const double kernel = kPromotedWgmma ? (32 + 4) * std::ldexp(1.0, -13) * y : (K + 2) * u * y;
+    const double acc = kernel + double(Cin + 1) * u * y;
     return acc + std::ldexp(std::fabs(remainder) + acc, -8);
   };
   int64_t checked = 0, bad = 0;
@@ -113,10 +124,11 @@ TEST(FirstContactFp8Accumulation, CausalCin384K10368) {
     }
   }
   EXPECT_EQ(checked, d.out_elements());
-  EXPECT_EQ(bad, 0) << bad << " of " << checked << " outputs outside the fp32 bound; first: " << first;
+  EXPECT_EQ(bad, 0) << bad << " of " << checked << " outputs outside the "
+                    << (kPromotedWgmma ? "promoted-wgmma" : "fp32") << " bound; first: " << first;
   std::printf("[ vaeconv  ] kernel: %lld outputs, error / y: max %.3e, rms %.3e (tolerance ~%.2e)\n",
               static_cast<long long>(checked), max_rel, std::sqrt(sum_rel2 / double(checked)),
-              (K + Cin + 3) * u);
+              kPromotedWgmma ? (32 + 4) * std::ldexp(1.0, -13) + (Cin + 1) * u : (K + Cin + 3) * u);
 
   // The tolerance separates fp32 from lower-precision accumulators on this data: simulated
   // sequential sums over the full-K outputs (frame T - 1) of a random sample.
