@@ -117,18 +117,34 @@ struct CopyA {
   }
 };
 
-// Loads row i's chunk from the cache's view or x's, per thread (the file comment).
-template <class Arch, class Slot, class View>
-VAECONV_DEVICE VAECONV_FORCE_INLINE void load_either(Slot& sl, int i, void* dst, View view_c,
-                                                     View view_x, uint32_t offset, bool exists,
-                                                     bool from_cache) {
-  if constexpr (detail::ViewIsPointer<View>::value) {
-    Arch::load(sl, i, dst, from_cache ? view_c : view_x, offset, exists);
-  } else {
-    Arch::load(sl, i, dst, view_c, offset, exists && from_cache);
-    const auto cached = sl.v[i];
-    Arch::load(sl, i, dst, view_x, offset, exists && !from_cache);
-    sl.v[i] |= cached;
+// The cache's view for block b's batch element (its frames have their own N stride).
+template <class Arch, int kElemBytes>
+VAECONV_DEVICE typename Arch::GlobalView cache_view(const ConvParams& p, const BlockCoord& b) {
+  return Arch::make_view(
+      static_cast<const char*>(p.cache) + int64_t(kElemBytes) * int64_t(b.n) * p.cache_sn,
+      p.cache_view_bytes);
+}
+
+// A's rows of one K tile into stage s, each row's chunk from the cache's view or x's, per thread
+// (the file comment); the cached and the temporal geometries' copy.
+template <class Arch, class Gemm, class Slot, class Gather, class View>
+VAECONV_DEVICE VAECONV_FORCE_INLINE void copy_a_either(Slot& sl, char* smem, int s, int row0,
+                                                       int chunk, const Gather& ga, View view_c,
+                                                       View view_x) {
+  char* la = Gemm::stage_a(smem, s);
+VAECONV_UNROLL
+  for (int i = 0; i < Gemm::kRowsA; ++i) {
+    void* dst = la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk);
+    const uint32_t offset = ga.offset(i);
+    const bool exists = ga.exists(i);
+    if constexpr (detail::ViewIsPointer<View>::value) {
+      Arch::load(sl, i, dst, ga.from_cache ? view_c : view_x, offset, exists);
+    } else {
+      Arch::load(sl, i, dst, view_c, offset, exists && ga.from_cache);
+      const auto cached = sl.v[i];
+      Arch::load(sl, i, dst, view_x, offset, exists && !ga.from_cache);
+      sl.v[i] |= cached;
+    }
   }
 }
 
@@ -138,19 +154,12 @@ struct CopyA<CachedCausalGeometry, Arch> {
   // The cache view of block b's batch.
   template <int kElemBytes>
   VAECONV_DEVICE void start(const ConvParams& p, const BlockCoord& b) {
-    view_c = Arch::make_view(
-        static_cast<const char*>(p.cache) + int64_t(kElemBytes) * int64_t(b.n) * p.cache_sn,
-        p.cache_view_bytes);
+    view_c = cache_view<Arch, kElemBytes>(p, b);
   }
   template <class Gemm, class Slot, class Gather, class View>
   VAECONV_DEVICE VAECONV_FORCE_INLINE void copy(Slot& sl, char* smem, int s, int row0, int chunk,
                                                 const Gather& ga, View view_x) const {
-    char* la = Gemm::stage_a(smem, s);
-VAECONV_UNROLL
-    for (int i = 0; i < Gemm::kRowsA; ++i) {
-      void* dst = la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk);
-      load_either<Arch>(sl, i, dst, view_c, view_x, ga.offset(i), ga.exists(i), ga.from_cache);
-    }
+    copy_a_either<Arch, Gemm>(sl, smem, s, row0, chunk, ga, view_c, view_x);
   }
 };
 

@@ -9,7 +9,7 @@
 // apply_upsample_phase), stride 2 downsample3d's (one cached frame, no pad). The x view starts at
 // the block's first x frame, the cache view at batch n's frame 0 (64-bit bases); offsets inside
 // are 32-bit; a thread picks its view per time tap as the cached causal conv does
-// (cached_frames.hpp: load_either).
+// (cached_frames.hpp: copy_a_either).
 #pragma once
 #include <cstdint>
 
@@ -111,21 +111,12 @@ struct CopyA<TemporalGeometry, Arch> {
     const int64_t x_elem = int64_t(b.n) * p.in_sn + int64_t(temporal_view_frame(p, b)) * p.in_st;
     view_x = Arch::make_view(static_cast<const char*>(p.x) + int64_t(kElemBytes) * x_elem,
                              p.x_view_bytes);
-    view_c = p.cache_frames > 0
-                 ? Arch::make_view(static_cast<const char*>(p.cache) +
-                                       int64_t(kElemBytes) * int64_t(b.n) * p.cache_sn,
-                                   p.cache_view_bytes)
-                 : view_x;
+    view_c = p.cache_frames > 0 ? cache_view<Arch, kElemBytes>(p, b) : view_x;
   }
   template <class Gemm, class Slot, class Gather, class View>
   VAECONV_DEVICE VAECONV_FORCE_INLINE void copy(Slot& sl, char* smem, int s, int row0, int chunk,
                                                 const Gather& ga, View) const {
-    char* la = Gemm::stage_a(smem, s);
-VAECONV_UNROLL
-    for (int i = 0; i < Gemm::kRowsA; ++i) {
-      void* dst = la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk);
-      load_either<Arch>(sl, i, dst, view_c, view_x, ga.offset(i), ga.exists(i), ga.from_cache);
-    }
+    copy_a_either<Arch, Gemm>(sl, smem, s, row0, chunk, ga, view_c, view_x);
   }
 };
 
