@@ -18,10 +18,9 @@
 // are quantized to e4m3 with one scale per phase and output channel (packed_weights.hpp), so
 // each is one e4m3 rounding of the sum, as a direct-form weight is one rounding of itself.
 //
-// Measured (H200, docs/performance.md: session 11's run): the three bf16 upsample layers 0.47, 0.50
-// and 0.59 x cuDNN's conv alone (session 9: 0.44, 0.54, 0.69; 1.06-1.11 x in the direct form,
-// session 7). Only the phase form is built; the direct-form kernels were removed
-// (docs/perf-notes.md).
+// The phase form measured about half the direct form's time on the upsample layers (the numbers:
+// docs/performance.md, docs/perf-notes.md). Only the phase form is built; the direct-form kernels
+// were removed.
 #pragma once
 #include "vaeconv/conv/conv_desc.hpp"
 

@@ -120,7 +120,7 @@ struct TapWindowCursor {
   // carry() for an overflow of any size, as the element-wise gather has (its K tile of BK = 32
   // over Cin = 3 crosses ten taps): all but the last tap move at once, with one division, instead
   // of ten rounds of the odometer. The vector gather keeps carry(): its steps cross at most a few
-  // taps, and on AMD the division cost its kernels 2 VGPRs (docs/perf-notes.md, session 11).
+  // taps, and on AMD the division cost its kernels registers (docs/perf-notes.md).
   VAECONV_HD void carry_any(int cin) {
     if (c >= 2 * cin) {
       const int q = c / cin - 1;

@@ -14,7 +14,7 @@
 //
 // Which convs (HaloFamilyOf, dispatch.hpp): causal, T = 1 (one time tap), Cin a multiple
 // of the atom's K step and at most the halo's kMaxCin (96), the wide tile; there it measured
-// faster than the implicit GEMM (bf16 session 7, e4m3 session 9, docs/perf-notes.md). The e4m3
+// faster than the implicit GEMM, bf16 and e4m3 (docs/perf-notes.md). The e4m3
 // atom runs the same code (a promoting atom: the pipeline hands compute() the partial sums and
 // first_scale 0). The atom must read LDS itself (wgmma): fragment atoms (mma.sync, MFMA) take
 // per-lane halo addresses instead (halo_fragment_kernel.hpp).

@@ -9,15 +9,14 @@
 //
 // Why its own kernel: the implicit GEMM gathers A element by element when Cin is not a multiple of
 // 8 (a 16-byte chunk then straddles taps), and for the VAE's first layer that gather was most of
-// the kernel's instructions (docs/perf-notes.md, session 11: 574 of 1374 per warp for a 64-pixel
-// tile). Here each input element is loaded by at most three threads (the tap rows that contain
+// the kernel's instructions (docs/perf-notes.md). Here each input element is loaded by at most three threads (the tap rows that contain
 // it), once per block, and the atom reads K from the halo at constant offsets.
 //
 // Both operands are built in registers and stored to LDS, once per block (one K tile: K = 3 K
 // steps): the tap rows from the input with element loads, the B tile from the packed weights
 // with 16-byte loads of each row's first chunks, cut into kernel rows in registers (natural K
 // order: the 9 elements of kernel row kh sit 18 bytes apart, too unaligned for 16-byte copies
-// into LDS; the element loads this replaced cost 11 % of the kernel's time, session 12). One
+// into LDS; the element loads this replaced were slower: docs/perf-notes.md). One
 // tile per block: block i is patch (i / n_tiles) % patches of frame i / (patches * n_tiles),
 // Cout tile i % n_tiles (tile_coord). Built where the halo kernel is (kHaloKernel: the atom must
 // read LDS itself, wgmma); TapRowFamily (dispatch.hpp) says which convs.

@@ -63,11 +63,10 @@ using WideElementwiseShapeFp8 = WideShapeFp8;
 // The gfx950 table (gfx950's 160 KiB of LDS and 64 banks; TableSet::kGfx950): gfx942's with the
 // wide tiles replaced by 256 x 96 blocks of four 64 x 96 wave tiles (six 32 x 32 atoms each: per
 // MFMA 5/8 of the 32 x 96 wave tile's LDS reads) in two stages (44 KiB; two blocks per CU by
-// registers, 2 waves per SIMD). Chosen by the CDNA model among 13 candidates, at the pessimistic
-// end, among those without scratch (docs/perf-notes.md): bf16 58-call 14.9 -> 13.1 ms, fp8
-// 7.9 -> 6.4 ms. Three stages modelled faster but every three-stage candidate spills to scratch
-// (112-208 bytes); deeper K (bf16 BK 64, fp8 BK 128) lost (one block per CU at 256 rows, the
-// 32 x 96 wave tile at 128). Not measured on AMD hardware.
+// registers, 2 waves per SIMD). Chosen by the CDNA model at the pessimistic end of its range,
+// among the candidates without scratch: three stages spill, and deeper K costs a resident block
+// at 256 rows (the candidates and their predictions: docs/perf-notes.md). Not measured on AMD
+// hardware.
 using Gfx950WideShape = TileShape<256, 96, 32, 4, 1, 2>;
 using Gfx950WideShapeFp8 = TileShape<256, 96, 64, 4, 1, 2>;
 }  // namespace cdna
@@ -92,21 +91,21 @@ using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
 // three resident blocks per SM (168 registers) hide the mma.sync issue latency that two did not.
 using WideShape = TileShape<128, 96, 32, 2, 2, 4, 3>;
 #endif
-// The element-wise gather (Cin = 3: one K tile, synchronous loads) of the wide tile. The session-3
-// sweep measured 64x96 (4 blocks/SM), 128x96 with 2 stages and the wide tile itself equal within
-// noise (250-258 us, docs/perf-notes.md); 64x96 is shipped because it does not spill (127
-// registers, against 40 bytes of spill for the wide tile's element-wise kernel).
+// The element-wise gather (Cin = 3: one K tile, synchronous loads) of the wide tile. 64x96, 128x96
+// with 2 stages and the wide tile itself measured equal within noise (docs/perf-notes.md); 64x96
+// is shipped because it does not spill (the wide tile's element-wise kernel does).
 using WideElementwiseShape = TileShape<64, 96, 32, 2, 2, 2, 4>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 3>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
 #if defined(VAECONV_WIDE_WGMMA)
 // One warpgroup per block: the promoted fp8 partial sums double the accumulators (96 floats).
-// Session-9 sweep (docs/perf-notes.md): BK = 128 (128-byte rows, as the bf16 BK = 64) halves the
-// barriers and promotions per FLOP; 3 stages keep 3 blocks/SM (166 registers). The FP8 set
-// 16.15 -> 13.89 ms against BK = 64 with 4 stages, in the same call.
+// BK = 128 (128-byte rows, as the bf16 BK = 64) halves the barriers and promotions per FLOP, and
+// 3 stages keep 3 blocks/SM; it measured faster than BK = 64 with 4 stages (docs/perf-notes.md).
 using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
 #else
-using WideShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;  // the fastest FP8 tile that does not spill
+// The fastest FP8 mma.sync tile measured; on sm_90 (the cuda-mma build) its main loop spills
+// (docs/amd-performance.md, the NVIDIA validation), which a smaller tile would have to beat.
+using WideShapeFp8 = TileShape<192, 96, 64, 2, 2, 4>;
 #endif
 // The FP8 element-wise gather keeps the mma.sync tile: under the wgmma tile's register cap
 // (2 blocks of 256 threads) its 16-element chunks spill about 100 bytes.
@@ -116,7 +115,7 @@ using TinyShapeFp8 = TileShape<128, 16, 64, 4, 1, 3>;
 // Tap-reduce: memory-bound, so as many resident blocks as fit without spilling (ptxas: bf16 161
 // registers at 3 blocks/SM; e4m3 mma.sync needs operand conversions, so fp8 takes BK = 32 and
 // 2 blocks/SM at 196 registers), and 4 stages: the whole K of the T = 1 layer (Cin = 96) is in
-// flight at once (session-3 sweep: 85 µs against 94 with 3 stages, docs/perf-notes.md).
+// flight at once (faster than 3 stages: docs/perf-notes.md).
 using TapReduceShape = TileShape<256, kTapReduceBN, 32, 4, 1, 4, 3>;
 static_assert(TapReduceShape::BM == TapReducePatchNvidia::kPixels,
               "the host tests check the NVIDIA tap-reduce halo under this name");
@@ -128,11 +127,10 @@ static_assert(TapReduceShapeFp8::BM == TapReducePatchNvidia::kPixels,
 // The halo kernel (halo_conv_kernel.hpp): a patch of 32 x 8 output pixels (BM = 256, two
 // warpgroups of 128 rows) and its 34 x 10 input halo of up to 96 bf16 channels (64 KiB), then
 // three B-only stages at 2 blocks/SM (128 registers, no spill). Built where the wide tile is the
-// wgmma atom (NVIDIA sm_90a). Session 6 shipped a 16 x 8 patch for Cin <= 16 only: at Cin = 96 it
-// was slower than the implicit GEMM, which ncu traced to occupancy (1 block/SM at 4 stages).
-// The session-7 sweep (docs/perf-notes.md) found the 256-row patch at 3 stages faster than the
-// implicit GEMM at every T = 1 layer it holds: 96->96 at 1024^2 479 -> 464 us, 96->192 259 ->
-// 244 us (each weight tile read from L2 once per 256 pixels instead of 128), so it takes Cin <= 96.
+// wgmma atom (NVIDIA sm_90a). A 16 x 8 patch was slower than the implicit GEMM at Cin = 96
+// (occupancy: 1 block/SM at 4 stages); the 256-row patch at 3 stages is faster at every T = 1
+// layer it holds (each weight tile read from L2 once per 256 pixels instead of 128), so it takes
+// Cin <= 96 (docs/perf-notes.md).
 using HaloBf16 = HaloTile<32, 8, 96, 2>;  // 256 output pixels
 // Built for both operand types where the wide tile is the wgmma atom (NVIDIA sm_90a).
 #if defined(VAECONV_WIDE_WGMMA)
@@ -161,9 +159,9 @@ constexpr bool kHaloFragmentKernel = false;
 // K tile. Its promotion doubles the accumulators, so the bf16 halo's two warpgroups of 128 rows
 // would not fit 2 blocks/SM: a 16 x 8 patch of two warpgroups of 64 rows (the e4m3 weights are
 // half the bytes, so a 128-pixel patch re-reads as many weight bytes per pixel as the bf16
-// 256-pixel one); 122 registers, no spill. Session-9 sweep (docs/perf-notes.md): 96->96 at 1024^2
-// 440 -> 368 us and 96->192 at 512^2 232 -> 192 us against the BK = 128 implicit GEMM; the 32 x 8
-// patch (four warpgroups, 1 block/SM) was slower (413 and 214 us).
+// 256-pixel one); 122 registers, no spill. It is faster than the BK = 128 implicit GEMM on the
+// 96-channel layers; the 32 x 8 patch (four warpgroups, 1 block/SM) was slower
+// (docs/perf-notes.md).
 using HaloFp8 = HaloTile<16, 8, 96, 1>;
 using HaloShapeFp8 = TileShape<128, 96, 128, 2, 1, 4, 2>;
 
