@@ -11,13 +11,25 @@ What is swapped (an instance-level `forward`; no diffusers source, class or para
     video path's cache_x) -> torch.ops.vaeconv.causal_conv3d_cached (no cat);
   - the `resample` Sequential of QwenImageResample / WanResample:
     ZeroPad2d((0, 1, 0, 1)) + Conv2d(3, stride 2)        -> torch.ops.vaeconv.downsample_conv2d,
-    Upsample(x2, nearest-exact) + Conv2d(3, padding 1)   -> torch.ops.vaeconv.upsample_conv2d.
-Every other module is untouched, and a swapped one keeps its original forward, per call, for what
-vaeconv does not run: a cache other than 1 or 2 bf16 frames of x's size, tensors
-that are not on a CUDA/HIP device, dtypes other than bf16 (fp32 / fp16 modules compute in bf16
-only with compute_dtype=torch.bfloat16), a call that needs autograd, and a device this build of
-the library has no kernels for (decided once per device, with a warning).
+    Upsample(x2, nearest-exact) + Conv2d(3, padding 1)   -> torch.ops.vaeconv.upsample_conv2d;
+  - the forward of a QwenImageResample / WanResample in mode upsample3d or downsample3d, whose
+    (3,1,1) `time_conv` then runs as torch.ops.vaeconv.temporal_conv3d: stride 1 with its output
+    already in upsample3d's interleaved frame order (no reshape + stack), stride 2 with
+    downsample3d's one cached frame read in place (no cat). The replacement forward keeps
+    diffusers' chunked-video protocol as it is: the feat_cache / feat_idx slots it reads and
+    advances, the "Rep" sentinel an upsample3d stores on the first chunk (where it runs no time
+    conv), and the tensors it stores for the next chunk (the last two input frames, a zero or the
+    previous chunk's last frame in front of a one-frame chunk; downsample3d: the whole first chunk,
+    then the last output frame). A call without feat_cache runs the original forward.
+Every other module is untouched, and a swapped one keeps its original computation, per call, for
+what vaeconv does not run: a cache other than 1 or 2 frames of x's size (1 for downsample3d), Cin
+not a multiple of 8 (bf16) / 16 (fp8) channels with a cache (the cached and temporal kernels read
+whole 16-byte channel chunks; e.g. the encoder's RGB conv_in after the first chunk), tensors that
+are not on a CUDA/HIP device, dtypes other than bf16 (fp32 / fp16 modules compute in bf16 only
+with compute_dtype=torch.bfloat16), a call that needs autograd, and a device this build of the
+library has no kernels for (decided once per device, with a warning).
 """
+import inspect
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -33,6 +45,9 @@ __all__ = ["patch", "unpatch", "is_patched", "patched", "PatchReport"]
 CAUSAL_CLASSES = ("QwenImageCausalConv3d", "WanCausalConv3d")
 RESAMPLE_CLASSES = ("QwenImageResample", "WanResample")
 _STATE = "_vaeconv_patch"
+CACHE_T = 2                                   # frames a chunk leaves for the next (diffusers' CACHE_T)
+TIME_STRIDES = {"upsample3d": 1, "downsample3d": 2}   # time_conv's stride per resample mode
+TEMPORAL = _lib.TEMPORAL_3X1X1
 
 
 @dataclass
@@ -53,7 +68,7 @@ class _State:
 
     def __init__(self, module, kind, conv, fp8, compute_dtype, cpu_reference):
         self.kind = kind
-        self.op = ops.OPS[kind]
+        self.op = ops.OPS.get(kind)  # None for the temporal conv (its forward calls it directly)
         self.conv = conv
         self.fp8 = fp8
         self.compute_dtype = compute_dtype
@@ -114,9 +129,19 @@ def _call(st, x):
     return y if y.dtype == x.dtype else y.to(x.dtype)
 
 
-def _cache_usable(x, cache_x):
-    return (cache_x.dim() == 5 and cache_x.shape[2] in (1, 2) and cache_x.device == x.device
-            and cache_x.shape[:2] == x.shape[:2] and cache_x.shape[3:] == x.shape[3:])
+def _whole_chunks(st, cin):
+    """The cached and temporal kernels read channels in 16-byte chunks only."""
+    return cin % (16 if st.fp8 else 8) == 0
+
+
+def _cache_usable(st, x, cache_x, frames=(1, 2)):
+    return (isinstance(cache_x, torch.Tensor) and cache_x.dim() == 5 and cache_x.shape[2] in frames
+            and cache_x.device == x.device and cache_x.shape[:2] == x.shape[:2]
+            and cache_x.shape[3:] == x.shape[3:] and _whole_chunks(st, x.shape[1]))
+
+
+def _bf16(t):
+    return t if t is None or t.dtype == torch.bfloat16 else t.to(torch.bfloat16)
 
 
 def _causal_forward(self, x, cache_x=None):
@@ -124,12 +149,75 @@ def _causal_forward(self, x, cache_x=None):
     if x.dim() == 5 and _usable(st, x, self.weight):
         if cache_x is None:
             return _call(st, x)
-        if _cache_usable(x, cache_x):
-            xin = x if x.dtype == torch.bfloat16 else x.to(torch.bfloat16)
-            cin = cache_x if cache_x.dtype == torch.bfloat16 else cache_x.to(torch.bfloat16)
-            y = ops.causal_conv3d_cached(xin, cin, self.weight, self.bias, None, st.fp8)
+        if _cache_usable(st, x, cache_x):
+            y = ops.causal_conv3d_cached(_bf16(x), _bf16(cache_x), self.weight, self.bias, None, st.fp8)
             return y if y.dtype == x.dtype else y.to(x.dtype)
     return st.original(self, x, cache_x)
+
+
+def _time_conv(st, x, cache, stride):
+    """One time_conv step of a 3d resample forward: on vaeconv where it runs it, else diffusers'
+    computation of the same step. Stride 1 (upsample3d, cache None after "Rep" or the 2 frames the
+    previous chunk stored) returns [N, C, 2T, H, W] in upsample3d's interleaved order; stride 2
+    (downsample3d, cache the previous chunk's last frame) returns the strided conv of cat(cache, x)."""
+    tc = st.conv
+    usable = (_usable(st, x, tc.weight) and _whole_chunks(st, x.shape[1])
+              and (cache is None or _cache_usable(st, x, cache, (1, 2) if stride == 1 else (1,))))
+    if usable and stride == 2 and (0 if cache is None else cache.shape[2]) + x.shape[2] < 3:
+        usable = False  # aten refuses it too (input shorter than the kernel); let it say so
+    if usable:
+        y = ops.temporal_conv3d(_bf16(x), _bf16(cache), tc.weight, tc.bias, None, stride, st.fp8)
+        return y if y.dtype == x.dtype else y.to(x.dtype)
+    if stride == 2:
+        return tc(torch.cat([cache, x], 2))
+    b, c, t, h, w = x.shape
+    y = tc(x) if cache is None else tc(x, cache)
+    y = y.reshape(b, 2, c, t, h, w)
+    return torch.stack((y[:, 0], y[:, 1]), 3).reshape(b, c, 2 * t, h, w)
+
+
+_NO_ARG = object()
+
+
+def _resample3d_forward(self, x, feat_cache=None, feat_idx=_NO_ARG):
+    """WanResample / QwenImageResample forward in mode upsample3d / downsample3d with time_conv
+    on vaeconv; the feat_cache protocol step for step as diffusers' forward runs it."""
+    st = self.__dict__[_STATE]
+    if feat_cache is None or feat_idx is _NO_ARG or x.dim() != 5:
+        args = (x, feat_cache) if feat_idx is _NO_ARG else (x, feat_cache, feat_idx)
+        return st.original(self, *args)
+    b, c, t, h, w = x.shape
+    if self.mode == "upsample3d":
+        idx = feat_idx[0]
+        prev = feat_cache[idx]
+        if prev is None:  # the first chunk: no time conv, only the sentinel
+            feat_cache[idx] = "Rep"
+            feat_idx[0] += 1
+        else:
+            rep = isinstance(prev, str) and prev == "Rep"
+            cache_x = x[:, :, -CACHE_T:, :, :].clone()
+            if cache_x.shape[2] < 2:  # a one-frame chunk: zero, or the previous chunk's last frame
+                front = torch.zeros_like(cache_x) if rep else prev[:, :, -1:, :, :].to(cache_x.device)
+                cache_x = torch.cat([front, cache_x], dim=2)
+            x = _time_conv(st, x, None if rep else prev, 1)
+            feat_cache[idx] = cache_x
+            feat_idx[0] += 1
+    t = x.shape[2]
+    x = x.permute(0, 2, 1, 3, 4).reshape(b * t, c, h, w)
+    x = self.resample(x)
+    x = x.view(b, t, x.size(1), x.size(2), x.size(3)).permute(0, 2, 1, 3, 4)
+    if self.mode == "downsample3d":
+        idx = feat_idx[0]
+        prev = feat_cache[idx]
+        if prev is None:  # the first chunk is stored whole, with no time conv
+            feat_cache[idx] = x.clone()
+            feat_idx[0] += 1
+        else:
+            cache_x = x[:, :, -1:, :, :].clone()
+            x = _time_conv(st, x, prev[:, :, -1:, :, :], 2)
+            feat_cache[idx] = cache_x
+            feat_idx[0] += 1
+    return x
 
 
 def _resample_forward(self, x):
@@ -148,6 +236,30 @@ def _causal_refusal(m):
         return f"padding {getattr(m, '_padding', m.padding)} (vaeconv runs the causal pad 1,1,1,1,2,0)"
     if m.padding_mode != "zeros":
         return f"padding_mode {m.padding_mode}"
+    return None
+
+
+def _time_conv_refusal(m):
+    """None where the resample's time_conv and forward are the ones _resample3d_forward stands
+    for, else why not."""
+    mode = m.mode
+    tc = getattr(m, "time_conv", None)
+    if type(tc).__name__ not in CAUSAL_CLASSES:
+        return f"{mode} without a causal time_conv ({type(tc).__name__})"
+    if "forward" in m.__dict__:
+        return "the module has an instance forward of its own"
+    params = inspect.signature(type(m).forward).parameters
+    if "feat_cache" not in params or "feat_idx" not in params:
+        return "its forward has no feat_cache / feat_idx (not the chunked-video protocol this patch keeps)"
+    stride = TIME_STRIDES[mode]
+    pad = (0, 0, 0, 0, 2, 0) if stride == 1 else (0,) * 6
+    if tuple(tc.kernel_size) != (3, 1, 1) or tuple(tc.stride) != (stride, 1, 1) \
+            or tuple(tc.dilation) != (1, 1, 1) or tc.groups != 1 or tc.padding_mode != "zeros" \
+            or tuple(tc.padding) != (0, 0, 0) or tuple(getattr(tc, "_padding", ())) != pad:
+        return (f"time_conv kernel {tuple(tc.kernel_size)} stride {tuple(tc.stride)} padding "
+                f"{getattr(tc, '_padding', tc.padding)} (vaeconv runs (3,1,1), stride {stride}, pad {pad})")
+    if stride == 1 and tc.out_channels != 2 * tc.in_channels:
+        return f"upsample3d time_conv {tc.in_channels} -> {tc.out_channels} channels (vaeconv interleaves 2 C)"
     return None
 
 
@@ -176,6 +288,10 @@ def _is_two(s):
     return len(s) == 2 and all(float(v) == 2.0 for v in s)
 
 
+def _child(name, attr):
+    return f"{name}.{attr}" if name else attr
+
+
 def _install(module, kind, conv, forward, options):
     st = _State(module, kind, conv, **options)
     module.__dict__[_STATE] = st
@@ -194,9 +310,12 @@ def patch(model, *, compute_dtype=None, fp8=False, cpu_reference=False):
         raise ValueError(f"compute_dtype must be None or torch.bfloat16, got {compute_dtype}")
     options = dict(fp8=bool(fp8), compute_dtype=compute_dtype, cpu_reference=bool(cpu_reference))
     report = PatchReport()
+    covered = set()  # time_convs a resample forward runs (reported there, not as causal convs)
     for name, m in model.named_modules():
         cls = type(m).__name__
         if cls in CAUSAL_CLASSES:
+            if id(m) in covered:
+                continue
             why = _causal_refusal(m)
             if why is not None:
                 report.skipped.append((name, why))
@@ -204,6 +323,15 @@ def patch(model, *, compute_dtype=None, fp8=False, cpu_reference=False):
                 _install(m, ops.CAUSAL, m, _causal_forward, options)
                 report.patched.append((name, "causal_conv3d"))
         elif cls in RESAMPLE_CLASSES:
+            if getattr(m, "mode", None) in TIME_STRIDES:
+                tc_name = _child(name, "time_conv")
+                covered.add(id(getattr(m, "time_conv", None)))
+                why = _time_conv_refusal(m)
+                if why is not None:
+                    report.skipped.append((tc_name, why))
+                elif _STATE not in m.__dict__:
+                    _install(m, TEMPORAL, m.time_conv, _resample3d_forward, options)
+                    report.patched.append((tc_name, "temporal_conv3d"))
             seq = getattr(m, "resample", None)
             if seq is None:
                 report.skipped.append((name, "no resample module"))
@@ -212,10 +340,10 @@ def patch(model, *, compute_dtype=None, fp8=False, cpu_reference=False):
                 continue
             kind, conv = _resample_kind(seq)
             if kind is None:
-                report.skipped.append((name + ".resample", conv))
+                report.skipped.append((_child(name, "resample"), conv))
             elif _STATE not in seq.__dict__:
                 _install(seq, kind, conv, _resample_forward, options)
-                report.patched.append((name + ".resample", ops._KIND_NAMES[kind]))
+                report.patched.append((_child(name, "resample"), ops._KIND_NAMES[kind]))
     return report
 
 
