@@ -241,16 +241,18 @@ class PatchedVaes(unittest.TestCase):
 
 
 def count_candidates(cls):
-    """How many modules the patch should swap: every 3x3x3 causal conv and every resample with a
-    2D resample Sequential, counted independently of vaeconv.torch."""
+    """How many modules the patch should swap: every 3x3x3 causal conv, every resample with a
+    2D resample Sequential, and every upsample3d / downsample3d resample (its time_conv), counted
+    independently of vaeconv.torch."""
     m = cls()
     n = 0
     for mod in m.modules():
         name = type(mod).__name__
         if name.endswith("CausalConv3d") and tuple(mod.kernel_size) == (3, 3, 3):
             n += 1
-        elif name.endswith("Resample") and isinstance(getattr(mod, "resample", None), torch.nn.Sequential):
-            n += 1
+        elif name.endswith("Resample"):
+            n += isinstance(getattr(mod, "resample", None), torch.nn.Sequential)
+            n += getattr(mod, "mode", None) in ("upsample3d", "downsample3d")
     return n
 
 
