@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
@@ -150,10 +151,12 @@ VAECONV_UNROLL
     zero(acc);
     if constexpr (kPromote) zero(part);
 
-    for (int kt = 0; kt < k_tiles; ++kt) {
+    // One iteration: tile kt, staged in sl, which the refill of tile kt + kAhead reuses
+    // (Schedule::slot is the same for both).
+    auto step = [&](int kt, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
       const int s = Schedule::buffer(kt);
       Arch::template wait<Schedule::kPendingCopies>();
-      flush(s, slot[Schedule::slot(kt)]);
+      flush(s, sl);
       if constexpr (Policy::kAtomReadsLds) {
         Atom::publish_lds();  // this thread's writes to stage s, visible to the tensor cores
         // Retires tile kt - 1 - kInFlight: its buffer may refill after the barrier.
@@ -165,7 +168,7 @@ VAECONV_UNROLL
       // Buffer (kt - 1 - kInFlight) % kStages was last read before this barrier: refill it.
       const int next = Schedule::refill_tile(kt);
       auto refill = [&]() VAECONV_FORCE_INLINE_LAMBDA {
-        if (next < k_tiles) issue(Schedule::buffer(next), slot[Schedule::slot(next)]);
+        if (next < k_tiles) issue(Schedule::buffer(next), sl);
         else Arch::commit();
       };
       if constexpr (Schedule::kBatchFirst) {  // the schedule's order (pipeline_schedule.hpp)
@@ -176,6 +179,19 @@ VAECONV_UNROLL
         if constexpr (kPromote) compute(part, s, kt, 0);
         else compute(acc, s, kt, 1);
       }
+    };
+    if constexpr (kAhead == 1 || std::is_empty_v<Slot>) {
+      for (int kt = 0; kt < k_tiles; ++kt) step(kt, slot[Schedule::slot(kt)]);
+    } else {
+      // Staging slots in registers (AMD) with several tiles ahead: indexed by kt % kAhead, the
+      // slot array would be a dynamically indexed private array, i.e. scratch memory. So each
+      // trip runs kAhead tiles, tile kt0 + u in slot u: every index a compile-time constant.
+      static_assert(Schedule::slot(kAhead) == 0 && Schedule::slot(Schedule::refill_tile(1)) == 1,
+                    "tile kt and its refill share slot kt % kAhead");
+      for (int kt0 = 0; kt0 < k_tiles; kt0 += kAhead)
+VAECONV_UNROLL
+        for (int u = 0; u < kAhead; ++u)
+          if (u == 0 || kt0 + u < k_tiles) step(kt0 + u, slot[u]);
     }
     Arch::template wait<0>();
     if constexpr (Policy::kAtomReadsLds) {
