@@ -1,5 +1,7 @@
 // cudnn_baseline.cpp — cuDNN on vaeconv_bench's problems (CUDA build with cuDNN only; see
-// vendor_baseline.hpp for the interface and bench/CMakeLists.txt for when it is compiled).
+// vendor_baseline.hpp for the interface and bench/CMakeLists.txt for when it is compiled): the
+// legacy API's path (below), and vendor_bench, which runs it and the graph API's path
+// (cudnn_graph_baseline.cpp) on the same data and keeps the faster per shape.
 //
 // What runs, per shape (N·T = 1 frame, NHWC bf16 activations, KRSC bf16 filter, fp32 compute):
 //   causal    cudnnConvolutionForward(pad 1, stride 1) + bias
@@ -95,7 +97,7 @@ std::string cudnn_err(const char* what, cudnnStatus_t s) {
 std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
                       const std::vector<float>& bias, const std::vector<void*>& xs,
                       const std::vector<void*>& ys, int iters, cudaStream_t stream,
-                      std::vector<uint16_t>* y_host, VendorResult* r) {
+                      std::vector<uint16_t>* y_host, VendorPath* r) {
   if (d.t != 1) return "the cuDNN baseline covers T = 1 (2D convs) only";
   if (xs.empty() || ys.empty()) return "no buffers";
   ShapeRun run(d, xs, ys, iters, stream);
@@ -254,13 +256,51 @@ bool vendor_available(std::string* name_or_reason) {
   return true;
 }
 
+VendorPath cudnn_legacy_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                              const std::vector<float>& bias, const std::vector<void*>& xs,
+                              const std::vector<void*>& ys, int iters, void* stream,
+                              std::vector<uint16_t>* y_host) {
+  return vendor::vendor_result<VendorPath>([&](VendorPath* r) {
+    return run_shape(d, w_krsc, bias, xs, ys, iters, static_cast<cudaStream_t>(stream), y_host, r);
+  });
+}
+
+// Both paths on the same buffers; the graph API's output must agree with the legacy API's (rel L2
+// <= 1e-2, finite) before its time counts. The faster path's output goes to y_host (the bench
+// compares it with vaeconv's).
 VendorResult vendor_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
                           const std::vector<float>& bias, const std::vector<void*>& xs,
                           const std::vector<void*>& ys, int iters, void* stream,
                           std::vector<uint16_t>* y_host) {
-  return vendor::vendor_result([&](VendorResult* r) {
-    return run_shape(d, w_krsc, bias, xs, ys, iters, static_cast<cudaStream_t>(stream), y_host, r);
-  });
+  VendorResult r;
+  std::vector<uint16_t> y_legacy, y_graph;
+  r.legacy = cudnn_legacy_bench(d, w_krsc, bias, xs, ys, iters, stream, &y_legacy);
+  r.graph = cudnn_graph_bench(d, w_krsc, bias, xs, ys, iters, stream, &y_graph);
+  if (r.legacy.ran && r.graph.ran) {
+    double rel = 0;
+    if (!vendor::rel_l2(y_graph, y_legacy, &rel) || rel > 1e-2) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "output differs from the legacy API's (rel L2 %.3g or non-finite)", rel);
+      r.graph.ran = false;
+      r.graph.error = buf;
+    }
+  }
+  const bool graph_faster = r.graph.ran && (!r.legacy.ran || r.graph.pipeline_us < r.legacy.pipeline_us);
+  const VendorPath* best = graph_faster ? &r.graph : r.legacy.ran ? &r.legacy : nullptr;
+  if (!best) {
+    r.ran = false;
+    r.error = "legacy API: " + r.legacy.error + "; graph API: " + r.graph.error;
+    return r;
+  }
+  static_cast<VendorPath&>(r) = *best;
+  r.best = graph_faster ? "graph" : "legacy";
+  for (const VendorPath* p : {&r.legacy, &r.graph}) {
+    if (!p->ran) continue;
+    r.conv_us = std::min(r.conv_us, p->conv_us);
+    r.conv_nobias_us = std::min(r.conv_nobias_us, p->conv_nobias_us);
+  }
+  *y_host = std::move(graph_faster ? y_graph : y_legacy);
+  return r;
 }
 
 }  // namespace vaeconv_bench

@@ -2,10 +2,16 @@
 // the same process, for vaeconv_bench.
 //
 // NVIDIA (VAECONV_BENCH_CUDNN, set by bench/CMakeLists.txt when cudnn.h and libcudnn are found at
-// configure time): cuDNN's legacy convolution API, NHWC bf16 in/out, fp32 compute, the fastest
-// algorithm chosen once at setup by cudnnFindConvolutionForwardAlgorithmEx with a preallocated
-// workspace, the bias added the fastest of three ways (cudnnAddTensor, a plain kernel, or fused by
-// cudnnConvolutionBiasActivationForward) (cudnn_baseline.cpp).
+// configure time): cuDNN two ways, each a path of its own, and per shape the faster counts:
+//   legacy  the legacy convolution API, NHWC bf16 in/out, fp32 compute, the fastest algorithm
+//           chosen once at setup by cudnnFindConvolutionForwardAlgorithmEx with a preallocated
+//           workspace, the bias added the fastest of three ways (cudnnAddTensor, a plain kernel,
+//           or fused by cudnnConvolutionBiasActivationForward) (cudnn_baseline.cpp);
+//   graph   the graph (backend) API that cudnn-frontend and PyTorch use: the engine
+//           configurations of heuristics mode A and the fallback list, each finalized into an
+//           execution plan and timed, the fastest kept (PyTorch's cudnn.benchmark), for the conv
+//           alone (bias by the plain kernel) and for the conv with its bias fused as a pointwise
+//           add (cudnn_graph_baseline.cpp).
 // AMD (VAECONV_BENCH_MIOPEN, set when miopen/miopen.h and libMIOpen are found): MIOpen, NHWC bf16
 // in/out, fp32 accumulation, the fastest algorithm found once by miopenFindConvolutionForwardAlgorithm
 // (exhaustive search), the bias added the faster of two ways (miopenOpTensor add or the
@@ -22,7 +28,8 @@
 
 namespace vaeconv_bench {
 
-struct VendorResult {
+// One way of running the vendor library on a shape (cuDNN's legacy or graph API, or MIOpen).
+struct VendorPath {
   bool ran = false;           // false: `error` says why (unsupported shape, library failure)
   std::string error;
   std::string algo;           // the algorithm the search chose (for the conv that is timed)
@@ -36,6 +43,15 @@ struct VendorResult {
   double conv_addtensor_us = 0, conv_biaskernel_us = 0, conv_fused_us = 0;
   double pipeline_us = 0;     // pad / upsample kernel + conv + bias: what an engine runs
                               // (equal to conv_us for the causal conv: nothing to add)
+};
+
+// The vendor baseline of a shape. With one path (MIOpen) the fields of VendorPath are its run and
+// `best` is empty. With cuDNN they are the faster path's: pipeline_us, conv_us and conv_nobias_us
+// each the smaller of the two paths' values, the other fields those of the path with the smaller
+// pipeline_us, which `best` names ("legacy" or "graph"); each path's own run is kept beside.
+struct VendorResult : VendorPath {
+  std::string best;
+  VendorPath legacy, graph;
 };
 
 #if defined(VAECONV_BENCH_CUDNN) || defined(VAECONV_BENCH_MIOPEN)
@@ -54,6 +70,19 @@ VendorResult vendor_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t
                           const std::vector<float>& bias, const std::vector<void*>& xs,
                           const std::vector<void*>& ys, int iters, void* stream,
                           std::vector<uint16_t>* y_host);
+
+#if defined(VAECONV_BENCH_CUDNN)
+// The two cuDNN paths that vendor_bench runs and compares, with its arguments: the legacy API
+// (cudnn_baseline.cpp) and the graph API (cudnn_graph_baseline.cpp).
+VendorPath cudnn_legacy_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                              const std::vector<float>& bias, const std::vector<void*>& xs,
+                              const std::vector<void*>& ys, int iters, void* stream,
+                              std::vector<uint16_t>* y_host);
+VendorPath cudnn_graph_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                             const std::vector<float>& bias, const std::vector<void*>& xs,
+                             const std::vector<void*>& ys, int iters, void* stream,
+                             std::vector<uint16_t>* y_host);
+#endif
 
 #else
 // No vendor baseline in this build: both functions say why.

@@ -194,12 +194,12 @@ inline std::string output_size_mismatch(const char* vendor, const vaeconv::ConvD
          "x" + std::to_string(d.out_w());
 }
 
-// vendor_bench's result around a baseline's run_shape (run(&r) fills r and returns an error or
-// ""): after an error the sticky runtime error is cleared and the device drained, so the next
-// shape starts clean.
-template <class Run>
-VendorResult vendor_result(const Run& run) {
-  VendorResult r;
+// vendor_bench's result (or one path's, R = VendorPath) around a baseline's run_shape (run(&r)
+// fills r and returns an error or ""): after an error the sticky runtime error is cleared and the
+// device drained, so the next shape starts clean.
+template <class R = VendorResult, class Run>
+R vendor_result(const Run& run) {
+  R r;
   r.error = run(&r);
   if (!r.error.empty()) {
     r.ran = false;
@@ -286,6 +286,23 @@ class ShapeRun {
   // a way that fails or disagrees (rel L2 > 1e-2, or non-finite) is not used. Then the conv alone
   // and each usable way are timed (way_us[way], 0 when not used), the engine's pipeline (pad /
   // upsample, then the fastest way) too, and its output on xs[0] (poisoned first) goes to y_host.
+  // The pipeline's pad / upsample output (the conv's input there; null without prep_inputs()).
+  const void* prep_buffer() const { return tmp_; }
+
+  // The (input, output) pairs that check_time_fetch's conv-alone and per-way loops pass to the
+  // vendor conv (f(x, y) for each; in the pipeline loop x is prep_buffer() for down/up).
+  template <class F>
+  std::string for_each_timed_pair(const F& f) const {
+    const size_t runs = size_t(std::max(iters_, kWarmup));
+    for (size_t i = 0; i < runs; ++i) {
+      void* y = ys_[i % ys_.size()];
+      VENDOR_TRY(f(conv_in[i % conv_in.size()], y));
+      if (vc.has_prep) VENDOR_TRY(f(static_cast<const void*>(tmp_), y));
+      else VENDOR_TRY(f(xs_[i % xs_.size()], y));
+    }
+    return {};
+  }
+
   template <int kWays, class Conv, class ConvBias>
   std::string check_time_fetch(const Ways<kWays>& ways, const Conv& conv, const ConvBias& conv_bias,
                                double (&way_us)[kWays], Times* t, std::vector<uint16_t>* y_host) {

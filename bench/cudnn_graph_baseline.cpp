@@ -1,0 +1,493 @@
+// cudnn_graph_baseline.cpp — cuDNN's graph (backend) API on vaeconv_bench's problems, tuned the way
+// cudnn-frontend and PyTorch's cudnn.benchmark tune it (CUDA build with cuDNN only; the interface
+// is cudnn_graph_bench in vendor_baseline.hpp, called by vendor_bench in cudnn_baseline.cpp).
+//
+// The C backend API directly (cudnn-frontend is a header-only C++ layer over the same calls, not
+// a package this build can rely on). Per shape, NHWC bf16 activations, KRSC bf16 filter, fp32
+// compute, the same conv problem as the legacy path (vendor_common.hpp's VendorConv: the separate
+// pad / upsample kernel first for down / up, then a 3x3 conv):
+//   conv graph   CONVOLUTION_FORWARD x, w -> y (bf16); the bias then added by the plain kernel
+//                (what PyTorch's conv2d does when it does not fuse);
+//   fused graph  CONVOLUTION_FORWARD x, w -> t (virtual, fp32), POINTWISE ADD t + b -> y (bf16),
+//                the bias fp32 (bf16 when no engine takes fp32).
+// Each graph is tuned on its own: the engine configurations of heuristics mode A, then those of the
+// fallback list not already seen; a configuration whose engine down-converts its inputs or reduces
+// in less than fp32 (its numerical notes) is left out, as PyTorch leaves out the former; every other
+// one is finalized into an execution plan (a plan cuDNN cannot build, or that asks for more than
+// 2 GiB of workspace, is skipped) and timed on the rotated inputs; the fastest is kept. One
+// workspace (the largest any kept candidate asks for) and every variant pack the timed loops use
+// are made at setup: the loops allocate nothing and build nothing.
+// The fastest bias way (conv graph + kernel, or fused) is then checked, timed and fetched exactly as
+// the legacy path's ways are (vendor_common.hpp's ShapeRun), the plain kernel's output the
+// reference.
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "vendor_baseline.hpp"
+#include "vendor_common.hpp"
+
+#if CUDNN_MAJOR < 9
+#error "the cuDNN graph baseline needs cuDNN 9 or later (its backend API and cudnnGetLastErrorString)"
+#endif
+
+namespace vaeconv_bench {
+namespace {
+
+using namespace vendor;
+
+constexpr int64_t kWorkspaceCap = int64_t(2) << 30;  // the legacy search's cap
+constexpr int kTuneIters = 5;                         // timed runs per candidate plan (median)
+constexpr int64_t kAlignment = 16;                    // every buffer is cudaMalloc'd (256 B)
+
+// Tensor ids in the variant packs.
+enum : int64_t { kUidX = 1, kUidW = 2, kUidY = 3, kUidB = 4, kUidT = 5 };
+
+std::string graph_err(const std::string& what, cudnnStatus_t s) {
+  char detail[512] = {0};
+  cudnnGetLastErrorString(detail, sizeof detail);
+  std::string m = "cuDNN graph API: " + what + ": " + cudnnGetErrorString(s);
+  if (detail[0]) m += " (" + std::string(detail) + ")";
+  return m;
+}
+#define TRY_G(what, expr)                                                    \
+  do {                                                                       \
+    const cudnnStatus_t s_ = (expr);                                         \
+    if (s_ != CUDNN_STATUS_SUCCESS) return graph_err(what, s_);              \
+  } while (0)
+#define TRY(expr) VENDOR_TRY(expr)
+#define TRY_CUDA(expr) VENDOR_TRY_RT(expr)
+
+// One backend descriptor, destroyed on every return path.
+class Desc {
+ public:
+  Desc() = default;
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  Desc(Desc&& o) noexcept : d_(o.d_) { o.d_ = nullptr; }
+  Desc& operator=(Desc&& o) noexcept {
+    std::swap(d_, o.d_);
+    return *this;
+  }
+  ~Desc() {
+    if (d_) cudnnBackendDestroyDescriptor(d_);
+  }
+  std::string create(cudnnBackendDescriptorType_t type, const char* what) {
+    TRY_G(std::string("create ") + what, cudnnBackendCreateDescriptor(type, &d_));
+    return {};
+  }
+  cudnnBackendDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+// Sets attribute `name` (named in the error by its enumerator's spelling).
+#define SET_ATTR(desc, name, type, count, values)                                            \
+  TRY_G("set " #name, cudnnBackendSetAttribute((desc).get(), name, type, count, values))
+#define FINALIZE(desc, what) TRY_G(std::string("finalize ") + (what), cudnnBackendFinalize((desc).get()))
+
+// A 4-D tensor in NCHW dimension order with NHWC strides (the activations, [1][C][1][1] bias), or
+// KRSC for the filter (the same strides with K as N).
+std::string make_tensor(Desc* t, int64_t uid, cudnnDataType_t type, int64_t n, int64_t c, int64_t h,
+                        int64_t w, bool is_virtual, const char* what) {
+  TRY(t->create(CUDNN_BACKEND_TENSOR_DESCRIPTOR, what));
+  const int64_t dims[4] = {n, c, h, w};
+  const int64_t strides[4] = {h * w * c, 1, w * c, c};
+  const bool virt = is_virtual;
+  SET_ATTR(*t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+  SET_ATTR(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
+  SET_ATTR(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
+  SET_ATTR(*t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+  SET_ATTR(*t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &kAlignment);
+  SET_ATTR(*t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
+  FINALIZE(*t, what);
+  return {};
+}
+
+// One operation graph (the conv alone, or the conv with its bias fused), its tuned plan, and the
+// workspace and variant packs it runs with.
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  std::string name;     // the kept plan: engine, knobs, and how many candidates were timed
+  int64_t ws_bytes = 0;  // the kept plan's workspace
+
+  // Builds the graph for the problem `vc` (fused: with the bias tensor of type `bias_type`).
+  std::string build(cudnnHandle_t h, const VendorConv& vc, bool fused, cudnnDataType_t bias_type) {
+    h_ = h;
+    fused_ = fused;
+    const int64_t oh = (vc.ch + 2 * vc.pad - 3) / vc.stride + 1;
+    const int64_t ow = (vc.cw + 2 * vc.pad - 3) / vc.stride + 1;
+    Desc x, w, y, b, t, conv, op, pw, pw_op;
+    TRY(make_tensor(&x, kUidX, CUDNN_DATA_BFLOAT16, vc.frames, vc.cin, vc.ch, vc.cw, false, "tensor x"));
+    TRY(make_tensor(&w, kUidW, CUDNN_DATA_BFLOAT16, vc.cout, vc.cin, 3, 3, false, "tensor w"));
+    TRY(make_tensor(&y, kUidY, CUDNN_DATA_BFLOAT16, vc.frames, vc.cout, oh, ow, false, "tensor y"));
+    if (fused) {
+      TRY(make_tensor(&t, kUidT, CUDNN_DATA_FLOAT, vc.frames, vc.cout, oh, ow, true, "tensor t (conv output)"));
+      TRY(make_tensor(&b, kUidB, bias_type, 1, vc.cout, 1, 1, false, "tensor bias"));
+    }
+    TRY(conv.create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "convolution"));
+    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    const int64_t dims = 2, one[2] = {1, 1}, stride[2] = {vc.stride, vc.stride}, pad[2] = {vc.pad, vc.pad};
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    FINALIZE(conv, "convolution");
+
+    TRY(op.create(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, "convolution forward"));
+    const float alpha = 1.f, beta = 0.f;
+    cudnnBackendDescriptor_t xd = x.get(), wd = w.get(), yd = fused ? t.get() : y.get(), cd = conv.get();
+    SET_ATTR(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &xd);
+    SET_ATTR(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &wd);
+    SET_ATTR(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &yd);
+    SET_ATTR(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd);
+    SET_ATTR(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+    SET_ATTR(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+    FINALIZE(op, "convolution forward");
+    std::vector<cudnnBackendDescriptor_t> ops = {op.get()};
+    if (fused) {
+      TRY(pw.create(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, "pointwise add"));
+      const cudnnPointwiseMode_t add = CUDNN_POINTWISE_ADD;
+      SET_ATTR(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &add);
+      SET_ATTR(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+      FINALIZE(pw, "pointwise add");
+      TRY(pw_op.create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, "pointwise add operation"));
+      cudnnBackendDescriptor_t pd = pw.get(), td = t.get(), bd = b.get(), out = y.get();
+      SET_ATTR(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pd);
+      SET_ATTR(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &td);
+      SET_ATTR(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bd);
+      SET_ATTR(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out);
+      FINALIZE(pw_op, "pointwise add operation");
+      ops.push_back(pw_op.get());
+    }
+    TRY(graph_.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph"));
+    SET_ATTR(graph_, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()), ops.data());
+    SET_ATTR(graph_, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h_);
+    FINALIZE(graph_, fused ? "operation graph (conv + bias add)" : "operation graph (conv)");
+    return {};
+  }
+
+  // The candidates' plans, then each timed on the rotated (x, y) pairs; the fastest is kept.
+  // w and b are the device filter and bias (b unused without fusion).
+  std::string tune(const void* w, const void* b, const std::vector<void*>& xs, const std::vector<void*>& ys,
+                   cudaStream_t stream) {
+    w_ = w;
+    b_ = b;
+    std::vector<Candidate> cands;
+    int heur_a = 0, fallback = 0, skipped_notes = 0, not_built = 0, too_big = 0;
+    std::string heur_notes;
+    std::set<std::string> seen;
+    for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+      std::vector<Desc> cfgs;
+      const std::string e = heuristics(mode, &cfgs);
+      if (!e.empty()) {  // one list missing is a note; both missing is the error below
+        heur_notes += e + "; ";
+        continue;
+      }
+      for (Desc& cfg : cfgs) {
+        Candidate c;
+        bool excluded = false;
+        TRY(describe(cfg, &c.name, &excluded));
+        if (!seen.insert(c.name).second) continue;
+        (mode == CUDNN_HEUR_MODE_A ? heur_a : fallback)++;
+        if (excluded) {
+          ++skipped_notes;
+          continue;
+        }
+        TRY(c.plan.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, "execution plan"));
+        SET_ATTR(c.plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h_);
+        cudnnBackendDescriptor_t cd = cfg.get();
+        SET_ATTR(c.plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd);
+        if (cudnnBackendFinalize(c.plan.get()) != CUDNN_STATUS_SUCCESS) {
+          ++not_built;
+          continue;
+        }
+        int64_t n = 0;
+        TRY_G("get CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE",
+              cudnnBackendGetAttribute(c.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+                                       &n, &c.ws));
+        if (c.ws > kWorkspaceCap) {
+          ++too_big;
+          continue;
+        }
+        cands.push_back(std::move(c));
+      }
+    }
+    char counts[256];
+    std::snprintf(counts, sizeof counts,
+                  "%d configs from heuristics mode A + %d more from the fallback list; %d left out by numerical "
+                  "note, %d not buildable, %d over the workspace cap",
+                  heur_a, fallback, skipped_notes, not_built, too_big);
+    if (cands.empty())
+      return std::string("cuDNN graph API: no execution plan for the ") + (fused_ ? "conv + bias add" : "conv") +
+             " graph (" + counts + ")" + (heur_notes.empty() ? "" : "; " + heur_notes);
+
+    // One workspace for all candidates; every variant pack of the tuning loop made before it runs.
+    for (const Candidate& c : cands) ws_bytes = std::max(ws_bytes, c.ws);
+    if (ws_bytes) TRY_CUDA(cudaMalloc(&ws_, size_t(ws_bytes)));
+    const size_t runs = size_t(std::max(kTuneIters, kWarmup));
+    for (size_t i = 0; i < runs; ++i) TRY(pack(xs[i % xs.size()], ys[i % ys.size()]));
+
+    Events ev;
+    TRY(ev.create());
+    int timed = 0, failed = 0;
+    double best_us = 0;
+    Candidate* best = nullptr;
+    for (Candidate& c : cands) {
+      auto run = [&](int i) { return execute(c.plan, xs[size_t(i) % xs.size()], ys[size_t(i) % ys.size()]); };
+      double us = 0;
+      const std::string e = time_median(run, kTuneIters, stream, ev, &us);
+      if (!e.empty()) {  // an engine may refuse at run time: not a candidate, the next may run
+        ++failed;
+        (void)cudaGetLastError();
+        TRY_CUDA(cudaStreamSynchronize(stream));
+        continue;
+      }
+      ++timed;
+      if (!best || us < best_us) {
+        best = &c;
+        best_us = us;
+      }
+    }
+    if (!best)
+      return std::string("cuDNN graph API: every execution plan of the ") + (fused_ ? "conv + bias add" : "conv") +
+             " graph failed to run (" + counts + ", " + std::to_string(failed) + " failed)";
+    name = best->name + " (fastest of " + std::to_string(timed) + " plans timed, " + std::to_string(failed) +
+           " failed to run; " + counts + ")";
+    plan_ = std::move(best->plan);
+    ws_bytes = best->ws;
+    return {};
+  }
+
+  // Makes the variant pack for (x, y) unless it exists (setup only; run() requires it).
+  std::string pack(const void* x, void* y) {
+    const auto key = std::make_pair(x, static_cast<const void*>(y));
+    if (packs_.count(key)) return {};
+    Desc vp;
+    TRY(vp.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack"));
+    std::vector<int64_t> u = {kUidX, kUidW, kUidY};
+    std::vector<void*> p = {const_cast<void*>(x), const_cast<void*>(w_), y};
+    if (fused_) {
+      u.push_back(kUidB);
+      p.push_back(const_cast<void*>(b_));
+    }
+    const int64_t n = int64_t(u.size());
+    SET_ATTR(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, u.data());
+    SET_ATTR(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, p.data());
+    SET_ATTR(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws_);
+    FINALIZE(vp, "variant pack");
+    packs_.emplace(key, std::move(vp));
+    return {};
+  }
+
+  // The kept plan on (x, y), whose variant pack pack() made.
+  std::string run(const void* x, void* y) const { return execute(plan_, x, y); }
+
+  ~Graph() {
+    if (ws_) (void)cudaFree(ws_);
+  }
+
+ private:
+  struct Candidate {
+    Desc plan;
+    int64_t ws = 0;
+    std::string name;
+  };
+
+  std::string execute(const Desc& plan, const void* x, void* y) const {
+    const auto it = packs_.find(std::make_pair(x, static_cast<const void*>(y)));
+    if (it == packs_.end()) return "cuDNN graph API: no variant pack was made for this (x, y) pair";
+    TRY_G("cudnnBackendExecute", cudnnBackendExecute(h_, plan.get(), it->second.get()));
+    return {};
+  }
+
+  // The engine configurations of one heuristics mode, in its order.
+  std::string heuristics(cudnnBackendHeurMode_t mode, std::vector<Desc>* cfgs) const {
+    const char* what = mode == CUDNN_HEUR_MODE_A ? "heuristics mode A" : "heuristics fallback list";
+    Desc heur;
+    TRY(heur.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what));
+    cudnnBackendDescriptor_t g = graph_.get();
+    SET_ATTR(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g);
+    SET_ATTR(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    FINALIZE(heur, what);
+    int64_t count = 0;
+    TRY_G(std::string("count the results of ") + what,
+          cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                                   &count, nullptr));
+    cfgs->resize(size_t(count));
+    std::vector<cudnnBackendDescriptor_t> raw(static_cast<size_t>(count));
+    for (size_t i = 0; i < cfgs->size(); ++i) {
+      TRY((*cfgs)[i].create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, "engine configuration"));
+      raw[i] = (*cfgs)[i].get();
+    }
+    int64_t got = 0;
+    if (count)
+      TRY_G(std::string("get the results of ") + what,
+            cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                                     &got, raw.data()));
+    cfgs->resize(size_t(std::min(got, count)));
+    return {};
+  }
+
+  // "engine N {knob=value ...}" for a configuration; *excluded when its engine's numerical notes
+  // say it down-converts its inputs or reduces in less than fp32.
+  static std::string describe(const Desc& cfg, std::string* name, bool* excluded) {
+    Desc engine;
+    TRY(engine.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine"));
+    cudnnBackendDescriptor_t ed = engine.get();
+    int64_t n = 0, index = -1;
+    TRY_G("get CUDNN_ATTR_ENGINECFG_ENGINE",
+          cudnnBackendGetAttribute(cfg.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &ed));
+    TRY_G("get CUDNN_ATTR_ENGINE_GLOBAL_INDEX",
+          cudnnBackendGetAttribute(ed, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index));
+    cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+    int64_t n_notes = 0;
+    TRY_G("get CUDNN_ATTR_ENGINE_NUMERICAL_NOTE",
+          cudnnBackendGetAttribute(ed, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                   CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n_notes, notes));
+    *excluded = false;
+    for (int64_t i = 0; i < std::min<int64_t>(n_notes, CUDNN_NUMERICAL_NOTE_TYPE_COUNT); ++i)
+      if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
+          notes[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)
+        *excluded = true;
+    std::vector<Desc> knobs(CUDNN_KNOB_TYPE_COUNTS);
+    std::vector<cudnnBackendDescriptor_t> raw(knobs.size());
+    for (size_t i = 0; i < knobs.size(); ++i) {
+      TRY(knobs[i].create(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, "knob choice"));
+      raw[i] = knobs[i].get();
+    }
+    int64_t n_knobs = 0;
+    TRY_G("get CUDNN_ATTR_ENGINECFG_KNOB_CHOICES",
+          cudnnBackendGetAttribute(cfg.get(), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                   int64_t(raw.size()), &n_knobs, raw.data()));
+    *name = "engine " + std::to_string(index) + " {";
+    for (int64_t i = 0; i < std::min<int64_t>(n_knobs, int64_t(raw.size())); ++i) {
+      cudnnBackendKnobType_t type{};
+      int64_t value = 0;
+      TRY_G("get CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE",
+            cudnnBackendGetAttribute(raw[size_t(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n,
+                                     &type));
+      TRY_G("get CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE",
+            cudnnBackendGetAttribute(raw[size_t(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &n,
+                                     &value));
+      *name += (i ? " k" : "k") + std::to_string(int(type)) + "=" + std::to_string(value);
+    }
+    *name += "}";
+    return {};
+  }
+
+  cudnnHandle_t h_ = nullptr;
+  bool fused_ = false;
+  Desc graph_, plan_;
+  const void *w_ = nullptr, *b_ = nullptr;
+  void* ws_ = nullptr;
+  std::map<std::pair<const void*, const void*>, Desc> packs_;
+};
+
+struct Handle {
+  cudnnHandle_t h = nullptr;
+  ~Handle() {
+    if (h) cudnnDestroy(h);
+  }
+};
+
+std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                      const std::vector<float>& bias, const std::vector<void*>& xs,
+                      const std::vector<void*>& ys, int iters, cudaStream_t stream,
+                      std::vector<uint16_t>* y_host, VendorPath* r) {
+  if (d.t != 1) return "the cuDNN graph baseline covers T = 1 (2D convs) only";
+  if (xs.empty() || ys.empty()) return "no buffers";
+  ShapeRun run(d, xs, ys, iters, stream);
+  const VendorConv& vc = run.vc;
+  {
+    const int oh = (vc.ch + 2 * vc.pad - 3) / vc.stride + 1, ow = (vc.cw + 2 * vc.pad - 3) / vc.stride + 1;
+    TRY(output_size_mismatch("cuDNN graph API", d, vc, vc.frames, vc.cout, oh, ow));
+  }
+  Handle handle;
+  TRY_G("cudnnCreate", cudnnCreate(&handle.h));
+  TRY_G("cudnnSetStream", cudnnSetStream(handle.h, stream));
+  TRY(run.upload(w_krsc, bias));
+  TRY(run.prepare_inputs());
+
+  // The conv alone: required (the path fails without it).
+  Graph conv_graph;
+  TRY(conv_graph.build(handle.h, vc, /*fused=*/false, CUDNN_DATA_FLOAT));
+  TRY(conv_graph.tune(run.w, nullptr, run.conv_in, ys, stream));
+  // The conv with its bias fused: fp32 bias first, then bf16; a note when neither has a plan.
+  enum { kKernel = 0, kFused = 1, kBiasWays = 2 };
+  bool usable[kBiasWays] = {true, false};
+  std::string notes;
+  std::unique_ptr<Graph> fused_graph;
+  for (const bool f32 : {true, false}) {
+    auto g = std::make_unique<Graph>();
+    std::string e = g->build(handle.h, vc, /*fused=*/true, f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_BFLOAT16);
+    if (e.empty()) e = g->tune(run.w, f32 ? static_cast<const void*>(run.bias_f32) : run.b, run.conv_in, ys, stream);
+    (void)cudaGetLastError();
+    if (e.empty()) {
+      fused_graph = std::move(g);
+      usable[kFused] = true;
+      break;
+    }
+    notes += std::string("fused, ") + (f32 ? "fp32" : "bf16") + " bias: " + e + "; ";
+  }
+  TRY(run.for_each_timed_pair([&](const void* x, void* y) -> std::string {
+    TRY(conv_graph.pack(x, y));
+    if (usable[kFused]) TRY(fused_graph->pack(x, y));
+    return {};
+  }));
+
+  auto conv = [&](const void* x, void* y) { return conv_graph.run(x, y); };
+  auto conv_bias = [&](int way, const void* x, void* y) -> std::string {
+    if (way == kFused) return fused_graph->run(x, y);
+    TRY(conv_graph.run(x, y));
+    return add_bias(y, run.bias_f32, run.y_elems, vc.cout, stream);
+  };
+  static const char* const kBiasName[kBiasWays] = {
+      "graph conv + own bias kernel (fp32 bias, separate pass over y, like PyTorch's add_)",
+      "graph conv + pointwise add (bias fused into the conv's plan)"};
+  static const char* const kNoteName[kBiasWays] = {"own bias kernel", "fused"};
+  double way_us[kBiasWays];
+  ShapeRun::Times t;
+  TRY(run.check_time_fetch(ShapeRun::Ways<kBiasWays>{kNoteName, usable, kKernel}, conv, conv_bias, way_us, &t,
+                           y_host));
+  r->algo = "conv: " + conv_graph.name;
+  if (usable[kFused]) r->algo += "; fused: " + fused_graph->name;
+  r->workspace_bytes = t.best_way == kFused ? fused_graph->ws_bytes : conv_graph.ws_bytes;
+  r->conv_nobias_us = t.conv_nobias_us;
+  r->conv_biaskernel_us = way_us[kKernel];
+  r->conv_fused_us = way_us[kFused];
+  r->conv_us = way_us[t.best_way];
+  r->pipeline_us = t.pipeline_us;
+  r->bias_mode = kBiasName[t.best_way];
+  r->bias_notes = notes + t.notes;
+  r->ran = true;
+  return {};
+}
+
+}  // namespace
+
+VendorPath cudnn_graph_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                             const std::vector<float>& bias, const std::vector<void*>& xs,
+                             const std::vector<void*>& ys, int iters, void* stream,
+                             std::vector<uint16_t>* y_host) {
+  return vendor::vendor_result<VendorPath>([&](VendorPath* r) {
+    return run_shape(d, w_krsc, bias, xs, ys, iters, static_cast<cudaStream_t>(stream), y_host, r);
+  });
+}
+
+}  // namespace vaeconv_bench
