@@ -9,6 +9,8 @@
 //   vaeconv_bench --no-fp8        BF16 only (by default each shape also runs in FP8)
 //   vaeconv_bench --fp8-only      FP8 only, no vendor (an FP8 tile sweep: half the device time)
 //   vaeconv_bench --peak-tflops X / --mem-tbps X   the ceilings the fractions are taken of
+//   vaeconv_bench --list          the seed shapes as JSON lines, no GPU needed (read by
+//                                 bench/torch_conv_crosscheck.py); --help this usage
 //
 // Method (the device's METHOD.md): random bf16 data, warm-up first, event-timed runs, median;
 // inputs rotate over enough copies that each run reads memory not left in L2; before a shape is
@@ -364,6 +366,7 @@ std::string json_escape(const std::string& s) {
 
 struct Totals {
   double vaeconv = 0, conv = 0, pipeline = 0, fp8 = 0;
+  double legacy = 0, graph = 0;  // cuDNN's two paths' pipelines (0 where a path did not run)
   int calls = 0, vendor_calls = 0;
   bool complete = true;      // every shape of the set ran on both sides
   bool fp8_complete = true;  // every shape's FP8 conv ran
@@ -411,6 +414,24 @@ void write_json(const std::string& path, const Options& o, const std::string& de
                  static_cast<long long>(v.workspace_bytes), v.conv_nobias_us, v.conv_addtensor_us,
                  v.conv_biaskernel_us, v.conv_fused_us, v.conv_us, v.pipeline_us, v.ran ? d.flops() / (v.conv_us * 1e-6) / 1e12 : 0.0,
                  v.ran ? d.flops() / (v.pipeline_us * 1e-6) / 1e12 : 0.0);
+    // cuDNN's two paths (legacy API, graph API) beside each other; vendor_best_us is the faster
+    // engine time (the headline ratio's denominator; bench/torch_conv_crosscheck.py adds PyTorch's).
+    auto path = [&](const char* name, const vaeconv_bench::VendorPath& p) {
+      std::fprintf(f, "   \"%s\": {\"ran\": %s, \"error\": \"%s\", \"algo\": \"%s\", \"bias\": \"%s\", "
+                      "\"bias_notes\": \"%s\", \"workspace_bytes\": %lld, \"conv_nobias_us\": %.2f, "
+                      "\"conv_us\": %.2f, \"pipeline_us\": %.2f},\n",
+                   name, p.ran ? "true" : "false", json_escape(p.error).c_str(), json_escape(p.algo).c_str(),
+                   json_escape(p.bias_mode).c_str(), json_escape(p.bias_notes).c_str(),
+                   static_cast<long long>(p.workspace_bytes), p.conv_nobias_us, p.conv_us, p.pipeline_us);
+    };
+    if (!v.best.empty()) {
+      path("vendor_legacy", v.legacy);
+      path("vendor_graph", v.graph);
+    }
+    std::fprintf(f, "   \"legacy_us\": %.2f, \"graph_us\": %.2f, \"vendor_best_us\": %.2f, "
+                    "\"vendor_best_conv_us\": %.2f, \"vendor_best\": \"%s\",\n",
+                 v.legacy.ran ? v.legacy.pipeline_us : 0.0, v.graph.ran ? v.graph.pipeline_us : 0.0,
+                 v.ran ? v.pipeline_us : 0.0, v.ran ? v.conv_us : 0.0, json_escape(v.best).c_str());
     const bool both = v.ran && r.error.empty();
     const auto& q = r.fp8;
     std::fprintf(f, "   \"fp8\": {\"ran\": %s, \"ok\": %s, \"error\": \"%s\", \"us\": %.2f, "
@@ -430,15 +451,29 @@ void write_json(const std::string& path, const Options& o, const std::string& de
   auto tot = [&](const char* name, const Totals& t, const char* sep) {
     std::fprintf(f, "  \"%s\": {\"calls\": %d, \"complete\": %s, \"vaeconv_ms\": %.4f, \"vendor_conv_ms\": %.4f, "
                     "\"vendor_pipeline_ms\": %.4f, \"ratio_vs_conv\": %.4f, \"ratio_vs_pipeline\": %.4f, "
-                    "\"fp8_complete\": %s, \"vaeconv_fp8_ms\": %.4f, \"fp8_vs_bf16\": %.4f}%s\n",
+                    "\"fp8_complete\": %s, \"vaeconv_fp8_ms\": %.4f, \"fp8_vs_bf16\": %.4f, "
+                    "\"legacy_pipeline_ms\": %.4f, \"graph_pipeline_ms\": %.4f}%s\n",
                  name, t.calls, t.complete ? "true" : "false", t.vaeconv / 1e3, t.conv / 1e3, t.pipeline / 1e3,
                  t.conv > 0 ? t.vaeconv / t.conv : 0.0, t.pipeline > 0 ? t.vaeconv / t.pipeline : 0.0,
-                 t.fp8_complete ? "true" : "false", t.fp8 / 1e3, t.vaeconv > 0 ? t.fp8 / t.vaeconv : 0.0, sep);
+                 t.fp8_complete ? "true" : "false", t.fp8 / 1e3, t.vaeconv > 0 ? t.fp8 / t.vaeconv : 0.0,
+                 t.legacy / 1e3, t.graph / 1e3, sep);
   };
   tot("set_1024_58_calls", t1024, ",");
   tot("hot_1328_28_calls", t1328, "");
   std::fprintf(f, " }\n}\n");
   std::fclose(f);
+}
+
+// --list: one JSON object per line for each seed shape (no GPU needed).
+int list_shapes() {
+  for (const auto& s : vaeconv::kVaeShapes) {
+    const vaeconv::ConvDesc d = s.desc();
+    std::printf("{\"id\": \"%s\", \"kind\": \"%s\", \"cin\": %d, \"cout\": %d, \"h\": %d, \"w\": %d, "
+                "\"t\": 1, \"out_h\": %lld, \"out_w\": %lld, \"calls\": %d, \"resolution\": %d, \"gflop\": %.4f}\n",
+                s.id, vaeconv::to_string(s.kind), s.cin, s.cout, s.h, s.w, static_cast<long long>(d.out_h()),
+                static_cast<long long>(d.out_w()), s.calls, s.resolution, d.flops() / 1e9);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -458,12 +493,14 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fp8-only")) o.bf16 = false;
     else if (!std::strcmp(argv[i], "--peak-tflops") && i + 1 < argc) o.peak_tflops = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--mem-tbps") && i + 1 < argc) o.mem_tbps = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--list")) return list_shapes();
     else {
-      std::fprintf(stderr,
+      const bool help = !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h");
+      std::fprintf(help ? stdout : stderr,
                    "usage: %s [--shape ID] [--iters N] [--json FILE] [--no-vendor] [--no-fp8] "
-                   "[--fp8-only] [--peak-tflops X] [--mem-tbps X]\n",
+                   "[--fp8-only] [--peak-tflops X] [--mem-tbps X] | --list | --help\n",
                    argv[0]);
-      return 2;
+      return help ? 0 : 2;
     }
   }
   if (!o.bf16) {  // --fp8-only: no BF16 time, so nothing for the vendor or the JSON to sit beside
@@ -497,7 +534,13 @@ int main(int argc, char** argv) {
   if (o.vendor)
     std::printf("ratio = vaeconv time / vendor time (< 1: vaeconv faster); v.nobias = vendor conv "
                 "alone; v.conv = + bias (fastest way, see below), on a pre-padded/pre-upsampled input; v.eng = + the "
-                "separate pad/upsample kernel (what an engine runs)\n");
+                "separate pad/upsample kernel (what an engine runs)%s\n",
+#if defined(VAECONV_BENCH_CUDNN)
+                "; vendor = per shape the faster of cuDNN's legacy API and its graph API (autotuned)"
+#else
+                ""
+#endif
+    );
   std::printf("\n%-26s %-11s %9s %9s | %9s %6s %5s %5s |", "id", "kind", "Cin->Cout", "HxW", "vaeconv", "TFLOP/s",
               "%pk", "%mem");
   if (o.vendor) std::printf(" %9s %9s %9s | %6s %6s |", "v.nobias", "v.conv", "v.eng", "r.conv", "r.eng");
@@ -541,6 +584,8 @@ int main(int argc, char** argv) {
         t.conv += s.calls * v.conv_us;
         t.pipeline += s.calls * v.pipeline_us;
         t.vendor_calls += s.calls;
+        if (v.legacy.ran) t.legacy += s.calls * v.legacy.pipeline_us;
+        if (v.graph.ran) t.graph += s.calls * v.graph.pipeline_us;
       } else {
         std::printf(" %9s %9s %9s | %6s %6s |", "n/a", "n/a", "n/a", "", "");
         t.complete = false;
@@ -610,6 +655,17 @@ int main(int argc, char** argv) {
                   us(v.conv_addtensor_us).c_str(), us(v.conv_biaskernel_us).c_str(), us(v.conv_fused_us).c_str(),
                   v.bias_mode.c_str(), r.nonfinite ? "  NON-FINITE VALUES" : "",
                   v.bias_notes.empty() ? "" : ("  [" + v.bias_notes + "]").c_str());
+      // cuDNN: both paths' engine times, and what each ran or why it did not.
+      for (const auto* p : {&v.legacy, &v.graph}) {
+        if (v.best.empty()) break;
+        const bool legacy = p == &v.legacy;
+        if (p->ran)
+          std::printf("%-26s   %s API: engine %.1f us, conv %.1f us%s; %s\n", "", legacy ? "legacy" : "graph ",
+                      p->pipeline_us, p->conv_us, (v.best == "legacy") == legacy ? " (the faster)" : "",
+                      p->algo.c_str());
+        else
+          std::printf("%-26s   %s API: failed: %s\n", "", legacy ? "legacy" : "graph ", p->error.c_str());
+      }
     }
   }
 
@@ -620,6 +676,9 @@ int main(int argc, char** argv) {
       if (o.vendor && t.vendor_calls) {
         std::printf(", vendor conv %.2f ms, vendor + pad/upsample %.2f ms; ratio %.3f (conv), %.3f (engine)",
                     t.conv / 1e3, t.pipeline / 1e3, t.vaeconv / t.conv, t.vaeconv / t.pipeline);
+        if (t.legacy > 0 || t.graph > 0)
+          std::printf("\n  cuDNN engine by path: legacy API %.2f ms, graph API %.2f ms, faster per shape %.2f ms",
+                      t.legacy / 1e3, t.graph / 1e3, t.pipeline / 1e3);
       }
       if (!t.complete) std::printf("  [INCOMPLETE: some shapes failed or have no vendor time]");
       if (o.fp8)
