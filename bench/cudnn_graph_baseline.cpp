@@ -14,7 +14,8 @@
 // fallback list not already seen; a configuration whose engine down-converts its inputs or reduces
 // in less than fp32 (its numerical notes) is left out, as PyTorch leaves out the former; every other
 // one is finalized into an execution plan (a plan cuDNN cannot build, or that asks for more than
-// 2 GiB of workspace, is skipped) and timed on the rotated inputs; the fastest is kept. One
+// 2 GiB of workspace, is skipped; at most kMaxCandidates plans and kBuildBudgetSeconds of plan
+// building per graph) and timed on the rotated inputs; the fastest is kept. One
 // workspace (the largest any kept candidate asks for) and every variant pack the timed loops use
 // are made at setup: the loops allocate nothing and build nothing.
 // The fastest bias way (conv graph + kernel, or fused) is then checked, timed and fetched exactly as
@@ -24,6 +25,7 @@
 #include <cudnn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -44,6 +46,11 @@ using namespace vendor;
 
 constexpr int64_t kWorkspaceCap = int64_t(2) << 30;  // the legacy search's cap
 constexpr int kTuneIters = 5;                         // timed runs per candidate plan (median)
+// Bounds on one graph's tuning, so that 18 shapes fit a device call: runtime-compiled engines (the
+// fused graph's) take up to seconds each to finalize. Candidates come in heuristics order (mode A
+// ranks its list), so the bounds cut the tail; the plan's name says when they did.
+constexpr int kMaxCandidates = 48;
+constexpr double kBuildBudgetSeconds = 8.0;
 constexpr int64_t kAlignment = 16;                    // every buffer is cudaMalloc'd (256 B)
 
 // Tensor ids in the variant packs.
@@ -189,7 +196,8 @@ class Graph {
     w_ = w;
     b_ = b;
     std::vector<Candidate> cands;
-    int heur_a = 0, fallback = 0, skipped_notes = 0, not_built = 0, too_big = 0;
+    int heur_a = 0, fallback = 0, skipped_notes = 0, not_built = 0, too_big = 0, over_budget = 0;
+    double build_s = 0;
     std::string heur_notes;
     std::set<std::string> seen;
     for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
@@ -209,11 +217,18 @@ class Graph {
           ++skipped_notes;
           continue;
         }
+        if (int(cands.size()) >= kMaxCandidates || build_s > kBuildBudgetSeconds) {
+          ++over_budget;
+          continue;
+        }
         TRY(c.plan.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, "execution plan"));
         SET_ATTR(c.plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h_);
         cudnnBackendDescriptor_t cd = cfg.get();
         SET_ATTR(c.plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd);
-        if (cudnnBackendFinalize(c.plan.get()) != CUDNN_STATUS_SUCCESS) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const cudnnStatus_t built = cudnnBackendFinalize(c.plan.get());
+        build_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (built != CUDNN_STATUS_SUCCESS) {
           ++not_built;
           continue;
         }
@@ -228,11 +243,13 @@ class Graph {
         cands.push_back(std::move(c));
       }
     }
-    char counts[256];
+    char counts[320];
     std::snprintf(counts, sizeof counts,
                   "%d configs from heuristics mode A + %d more from the fallback list; %d left out by numerical "
-                  "note, %d not buildable, %d over the workspace cap",
-                  heur_a, fallback, skipped_notes, not_built, too_big);
+                  "note, %d not buildable, %d over the workspace cap, %d past the tuning bounds (%d plans, "
+                  "%.0f s of plan building); %.1f s building plans",
+                  heur_a, fallback, skipped_notes, not_built, too_big, over_budget, kMaxCandidates,
+                  kBuildBudgetSeconds, build_s);
     if (cands.empty())
       return std::string("cuDNN graph API: no execution plan for the ") + (fused_ ? "conv + bias add" : "conv") +
              " graph (" + counts + ")" + (heur_notes.empty() ? "" : "; " + heur_notes);
