@@ -4,8 +4,8 @@
     vaeconv.torch.patch(vae)        # diffusers AutoencoderKLQwenImage / AutoencoderKLWan
     vaeconv.torch.unpatch(vae)
 
-The ops themselves are torch.ops.vaeconv.{causal_conv3d, downsample_conv2d, upsample_conv2d}
-(vaeconv.ops). `import vaeconv` needs neither PyTorch nor the library; the library is loaded on
+The ops themselves are torch.ops.vaeconv.{causal_conv3d, causal_conv3d_cached, temporal_conv3d,
+downsample_conv2d, upsample_conv2d} (vaeconv.ops). `import vaeconv` needs neither PyTorch nor the library; the library is loaded on
 first use (vaeconv._lib says where it is looked for).
 """
 from ._lib import VaeconvError, LibraryNotFound, available, backend, check_device, version
