@@ -294,6 +294,36 @@ class Compile(unittest.TestCase):
                 self.assertIn("vaeconv.temporal_conv3d", text)
                 vt.unpatch(m)
 
+    def test_fullgraph_decoder_chunks(self):
+        # The whole decoder on one latent frame per call, as diffusers' decode loop runs it: the
+        # feat_cache list (None, "Rep", tensors) is guarded per chunk state, the cached causal and
+        # temporal ops traced through their fakes; eager and compiled give the same bits and caches.
+        torch._dynamo.reset()
+        m = vae()
+        vt.patch(m, cpu_reference=True)
+        z = latents(3)
+        graphs = []
+
+        def backend(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        def chunk(zc, cache):
+            return m.run(m.dec, zc, cache, [0])
+
+        compiled = torch.compile(chunk, fullgraph=True, backend=backend)
+        eager_cache, compiled_cache = [None] * 32, [None] * 32
+        with torch.no_grad():
+            for i in range(z.shape[2]):
+                ye = chunk(z[:, :, i:i + 1], eager_cache)
+                yc = compiled(z[:, :, i:i + 1], compiled_cache)
+                self.assertTrue(torch.equal(ye, yc), f"chunk {i}")
+                assert_caches(self, compiled_cache, eager_cache, True, f"chunk {i}")
+        vt.unpatch(m)
+        text = "\n".join(g.code for g in graphs)
+        self.assertEqual(text.count("vaeconv.temporal_conv3d"), 4)
+        self.assertEqual(text.count("vaeconv.causal_conv3d_cached"), 16)
+
 
 if __name__ == "__main__":
     unittest.main()
