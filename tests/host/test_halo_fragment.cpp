@@ -253,7 +253,7 @@ TEST(HaloFragment, BankConflictsOfTheHaloReads) {
                 lds::target_name(t), worst, sum / n);
     EXPECT_EQ(worst, t == lds::Target::kGfx942 ? 2.0 : 3.0) << lds::target_name(t);
   }
-  // The copy (halo_conv_kernel.hpp's load_halo): thread q writes chunk q % chunks of pixel
+  // The copy (halo_loader.hpp, HaloLoader::load): thread q writes chunk q % chunks of pixel
   // q / chunks, 256 threads per pass, Cin = 96 (12 chunks).
   for (lds::Target t : {lds::Target::kGfx942, lds::Target::kGfx950}) {
     double worst = 0;

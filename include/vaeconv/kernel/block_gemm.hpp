@@ -237,6 +237,34 @@ VAECONV_UNROLL
     Atom::commit_batch();
   }
 
+  // One K step of fragment atoms (mma.sync, MFMA), shared by the stage math and the halo kernel
+  // on fragment atoms: each lane loads chunk `part` of atom row i's A fragment from a_chunk(i,
+  // part) (an LDS address), its B fragments from K step ka of the B tile at lb (warp tile
+  // column wn0), then multiplies.
+  template <class AChunk>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void fragment_step(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], AChunk&& a_chunk, const char* lb, int ka,
+      int wn0, int lane) {
+    typename Atom::FragA fa[Policy::kAtomsM];
+    typename Atom::FragB fb[Policy::kAtomsN];
+VAECONV_UNROLL
+    for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+      for (int part = 0; part < Layout::kLdsChunks; ++part)
+        Atom::load_a(fa[i], part, a_chunk(i, part));
+VAECONV_UNROLL
+    for (int j = 0; j < Policy::kAtomsN; ++j)
+VAECONV_UNROLL
+      for (int part = 0; part < Layout::kLdsChunks; ++part)
+        Atom::load_b(fb[j], part,
+                     lb + Tile::offset(wn0 + j * Atom::kN + Layout::b_lds_row(lane),
+                                       ka * kChunksPerAtomK + Layout::b_lds_chunk(lane, part)));
+VAECONV_UNROLL
+    for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < Policy::kAtomsN; ++j) Atom::mma(acc[i][j], fa[i], fb[j]);
+  }
+
   template <int M, int N>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void zero(FragC (&f)[M][N]) {
 VAECONV_UNROLL
@@ -264,28 +292,14 @@ VAECONV_UNROLL
     const char* la = stage_a(smem, s);
     const char* lb = stage_b(smem, s);
 VAECONV_UNROLL
-    for (int ka = 0; ka < Policy::kAtomsK; ++ka) {
-      typename Atom::FragA fa[Policy::kAtomsM];
-      typename Atom::FragB fb[Policy::kAtomsN];
-VAECONV_UNROLL
-      for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-        for (int part = 0; part < Layout::kLdsChunks; ++part)
-          Atom::load_a(fa[i], part,
-                       la + Tile::offset(wm0 + i * Atom::kM + Layout::a_lds_row(lane),
-                                         ka * kChunksPerAtomK + Layout::a_lds_chunk(lane, part)));
-VAECONV_UNROLL
-      for (int j = 0; j < Policy::kAtomsN; ++j)
-VAECONV_UNROLL
-        for (int part = 0; part < Layout::kLdsChunks; ++part)
-          Atom::load_b(fb[j], part,
-                       lb + Tile::offset(wn0 + j * Atom::kN + Layout::b_lds_row(lane),
-                                         ka * kChunksPerAtomK + Layout::b_lds_chunk(lane, part)));
-VAECONV_UNROLL
-      for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-        for (int j = 0; j < Policy::kAtomsN; ++j) Atom::mma(acc[i][j], fa[i], fb[j]);
-    }
+    for (int ka = 0; ka < Policy::kAtomsK; ++ka)
+      fragment_step(
+          acc,
+          [&](int i, int part) VAECONV_FORCE_INLINE_LAMBDA {
+            return la + Tile::offset(wm0 + i * Atom::kM + Layout::a_lds_row(lane),
+                                     ka * kChunksPerAtomK + Layout::a_lds_chunk(lane, part));
+          },
+          lb, ka, wn0, lane);
   }
 
   // LDS atoms (wgmma): one batch per K tile, committed and left in flight. Each instruction is

@@ -29,6 +29,7 @@
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
+#include "vaeconv/kernel/halo_loader.hpp"
 #include "vaeconv/kernel/halo_tile.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
@@ -60,16 +61,20 @@ VAECONV_DEVICE VAECONV_FORCE_INLINE void with_steps(int n, F&& f) {
   f(std::integral_constant<int, N>{});
 }
 
-template <class Policy>
-struct HaloConvKernel {
+// The halo kernels' skeleton, one for either atom kind: the patch tiling (tile_coord), the halo
+// loader (halo_loader.hpp) and the weight stream through the shared K pipeline (block_gemm.hpp),
+// then Math::mainloop — the warp tile's origin (wm0, wn0) and the pipeline's main loop with the
+// atoms' math on a K tile (block_gemm.hpp's mainloop with a kernel's compute) — and the shared
+// epilogue over the patch's rows. Math::kZeroChunk: the halo's zero chunk for K steps past K
+// (-1: none). HaloConvKernel (below: wgmma) and HaloFragmentConvKernel (halo_fragment_kernel.hpp:
+// MFMA, mma.sync) are this skeleton with their math.
+template <class Policy, class Math>
+struct HaloKernel {
   using Halo = typename Policy::Halo;
   using Gemm = BlockGemm<Policy>;
   using Arch = typename Policy::ArchT;
-  using Atom = typename Policy::AtomT;
-  using Tile = typename Gemm::Tile;
   using Slot = typename Gemm::Slot;
   using FragC = typename Gemm::FragC;
-  static_assert(Policy::kAtomReadsLds, "built for the wgmma atom (see the header)");
   static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
   // The launch's view of the kernel (api/conv.hpp, api/kernel_plan.hpp).
   using PolicyT = Policy;
@@ -101,19 +106,44 @@ struct HaloConvKernel {
     };
 
     // The halo's copies join the first K tile's group: the pipeline's first wait covers them.
-    load_halo(p, b, halo);
-    const int k_tiles = HaloConvKernel::k_tiles(p);
+    HaloLoader<Policy, Math::kZeroChunk>::load(p, b, halo);
+    const int k_tiles = HaloKernel::k_tiles(p);
     Slot slot[Gemm::kAhead];
     Gemm::prologue(slot, k_tiles, issue);
 
-    // K tile kt, step ka reads A at the halo shift of its tap; steps past K (the packed row's
-    // padding) are skipped: every warpgroup skips the same ones.
-    // The descriptors are built in uniform registers (the warp index made wave-uniform), A's once
-    // per block: each K step adds its halo shift in 16-byte units (the start address field does
-    // not carry: LDS addresses are below 2^18).
+    FragC acc[Policy::kAtomsM][Policy::kAtomsN];
+    int wm0, wn0;
+    Math::mainloop(acc, wm0, wn0, p, halo, stages, warp, lane, k_tiles, slot, issue, flush);
+    Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{b.oh0, b.ow0, p.ho, p.wo}, acc, wm0, wn0,
+                          lane, smem);
+  }
+};
+
+// The math of the wgmma halo kernel: K tile kt, step ka reads A at the halo shift of its tap;
+// steps past K (the packed row's padding) are skipped: every warpgroup skips the same ones.
+template <class Policy>
+struct HaloLdsMath {
+  using Halo = typename Policy::Halo;
+  using Gemm = BlockGemm<Policy>;
+  using Arch = typename Policy::ArchT;
+  using Atom = typename Policy::AtomT;
+  using Tile = typename Gemm::Tile;
+  using Slot = typename Gemm::Slot;
+  using FragC = typename Gemm::FragC;
+  static_assert(Policy::kAtomReadsLds, "built for the wgmma atom (see the header)");
+  static constexpr int kZeroChunk = -1;  // steps past K are skipped, not read
+
+  template <class Issue, class Flush>
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void mainloop(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int& wm0, int& wn0, const ConvParams& p,
+      char* halo, char* stages, int warp, int /*lane*/, int k_tiles, Slot (&slot)[Gemm::kAhead],
+      Issue& issue, Flush& flush) {
+    // The descriptors are built in uniform registers (the warp index made wave-uniform), A's
+    // once per block: each K step adds its halo shift in 16-byte units (the start address field
+    // does not carry: LDS addresses are below 2^18).
     const int uwarp = Arch::wave_uniform(warp);
-    const int wm0 = (uwarp % Policy::kWarpsM) * Policy::WTM;
-    const int wn0 = (uwarp / Policy::kWarpsM) * Policy::WTN;
+    wm0 = (uwarp % Policy::kWarpsM) * Policy::WTM;
+    wn0 = (uwarp / Policy::kWarpsM) * Policy::WTN;
     static_assert(Policy::WTM % Halo::kCols == 0 && Atom::kM % Halo::kCols == 0,
                   "atoms start on patch rows");
     const uint64_t da0 = Atom::descriptor_unswizzled(
@@ -145,51 +175,12 @@ struct HaloConvKernel {
         batch(n, t, db, first_scale);
       });
     };
-    FragC acc[Policy::kAtomsM][Policy::kAtomsN];
     Gemm::mainloop(acc, k_tiles, slot, issue, flush, compute);
-
-    Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{b.oh0, b.ow0, p.ho, p.wo}, acc, wm0, wn0,
-                          lane, smem);
-  }
-
- private:
-  // Copies chunk j of every halo pixel (zeros outside the frame: the conv's padding). Threads
-  // take consecutive chunks of one pixel (16-byte runs of one NHWC row), so the reads coalesce.
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static void load_halo(const ConvParams& p,
-                                                           const BlockCoord& b,
-                                                           char* halo) {
-    constexpr int kElemBytes = Policy::kElemBytes;
-    const int tid = threadIdx.x;
-    const int chunks = p.cin / Halo::kChunkElems;
-    const int total = chunks * Halo::kHaloPixels;
-    const int step_hp = Policy::kThreads / chunks, step_j = Policy::kThreads % chunks;
-    int hp = tid / chunks, j = tid % chunks;
-    // The one time tap's input slice, relative to the block's input view (taps_t == 1).
-    const int it_rel = b.ot + p.kt_base - p.pad_t - b.it_lo;
-    const bool t_ok = unsigned(it_rel) < unsigned(p.t - b.it_lo);
-    const char* x_frame =
-        static_cast<const char*>(p.x) + int64_t(kElemBytes) * input_view_offset(p, b);
-    const auto view = Arch::make_view(x_frame, p.x_view_bytes);
-    for (int q = tid; q < total; q += Policy::kThreads) {
-      const int hr = Halo::halo_row(hp), hcol = Halo::halo_col(hp);
-      const int ih = b.oh0 - 1 + hr, iw = b.ow0 - 1 + hcol;
-      const bool ok = t_ok && unsigned(ih) < unsigned(p.h) && unsigned(iw) < unsigned(p.w_);
-      // Unsigned products, as in the gathers: a pad pixel's offset is never read.
-      const uint32_t e = uint32_t(it_rel) * uint32_t(p.in_st) + uint32_t(ih) * uint32_t(p.in_sh) +
-                         uint32_t(iw) * uint32_t(p.in_sw) + uint32_t(j * Halo::kChunkElems);
-      char* dst = halo + Halo::offset(j, hr, hcol);
-      typename Arch::template Slot<1> one;
-      Arch::load(one, 0, dst, view, e * uint32_t(kElemBytes), ok);
-      Arch::template flush<kElemBytes>(one, 0, dst);  // AMD: to LDS now; cp.async: nothing
-      hp += step_hp;
-      j += step_j;
-      if (j >= chunks) {
-        j -= chunks;
-        ++hp;
-      }
-    }
   }
 };
+
+template <class Policy>
+using HaloConvKernel = HaloKernel<Policy, HaloLdsMath<Policy>>;
 
 template <class Policy>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
@@ -198,7 +189,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
 }
 
 template <class Policy>
-constexpr auto kernel_entry(const HaloConvKernel<Policy>*) {
+constexpr auto kernel_entry(const HaloKernel<Policy, HaloLdsMath<Policy>>*) {
   return &halo_conv_kernel<Policy>;
 }
 
