@@ -49,8 +49,8 @@ constexpr int kTuneIters = 5;                         // timed runs per candidat
 // Bounds on one graph's tuning, so that 18 shapes fit a device call: runtime-compiled engines (the
 // fused graph's) take up to seconds each to finalize. Candidates come in heuristics order (mode A
 // ranks its list), so the bounds cut the tail; the plan's name says when they did.
-constexpr int kMaxCandidates = 48;
-constexpr double kBuildBudgetSeconds = 8.0;
+constexpr int kMaxCandidates = 32;
+constexpr double kBuildBudgetSeconds = 5.0;
 constexpr int64_t kAlignment = 16;                    // every buffer is cudaMalloc'd (256 B)
 
 // Tensor ids in the variant packs.

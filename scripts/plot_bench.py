@@ -8,6 +8,10 @@ vendor library (cuDNN), with the ratio vaeconv time / vendor time annotated.
 The vendor bar is the engine's cost: conv + bias (the fastest way the bench found) + the separate
 pad/upsample kernel; for the causal rows there is nothing to add. The hatched bar behind it, on
 down/up rows, is the vendor conv + bias on a pre-padded / pre-upsampled input.
+The vendor is, per shape, the fastest of cuDNN's legacy API and its autotuned graph API (the
+bench's vendor_best_us) and, in a JSON merged by bench/torch_conv_crosscheck.py, PyTorch's
+F.conv2d with cudnn.benchmark (torch_us); the letter under each ratio says which (L, G, T).
+A JSON from before those fields plots the bench's single vendor figure, as before.
 Needs matplotlib.
 """
 import argparse
@@ -35,22 +39,29 @@ def main(argv=None):
         sys.exit("no successful rows in %s" % a.json)
     vendor_on = data.get("vendor_enabled", False)
     vendor = data.get("vendor", "vendor").split(" (")[0]
+    if data.get("torch"):
+        vendor = "fastest of cuDNN legacy/graph API, PyTorch"
+    elif any("vendor_best" in r for r in rows):
+        vendor = "fastest of %s legacy/graph API" % vendor
 
     def val(us, gflop):
         if not us:
             return 0.0
         return us if a.metric == "time" else gflop * 1e3 / us  # GFLOP / us * 1e3 = TFLOP/s
 
-    labels, v_vals, e_vals, c_vals, ratios = [], [], [], [], []
+    labels, v_vals, e_vals, c_vals, ratios, whos = [], [], [], [], [], []
     for r in rows:
         labels.append("%s\n%s %d→%d @%dx%d ×%d" % (r["id"], r["kind"], r["cin"], r["cout"], r["h"], r["w"],
                                                   r["calls"]))
         v_vals.append(val(r["vaeconv"]["us"], r["gflop"]))
         vd = r["vendor"]
-        ran = vendor_on and vd["ran"]
-        e_vals.append(val(vd["pipeline_us"], r["gflop"]) if ran else 0.0)
-        c_vals.append(val(vd["conv_us"], r["gflop"]) if ran and r["kind"] != "causal" else 0.0)
+        best_us = r.get("vendor_best_us", vd["pipeline_us"] if vd["ran"] else 0.0)
+        best_conv_us = r.get("vendor_best_conv_us", vd["conv_us"] if vd["ran"] else 0.0)
+        ran = vendor_on and best_us > 0
+        e_vals.append(val(best_us, r["gflop"]) if ran else 0.0)
+        c_vals.append(val(best_conv_us, r["gflop"]) if ran and r["kind"] not in ("causal", "causal3x3x3") else 0.0)
         ratios.append(r["ratio_vs_pipeline"] if ran else None)
+        whos.append({"legacy": "L", "graph": "G", "torch": "T"}.get(r.get("vendor_best", ""), ""))
 
     n = len(rows)
     fig, ax = plt.subplots(figsize=(max(12, 0.85 * n + 4), 7.5))
@@ -63,11 +74,11 @@ def main(argv=None):
         ax.bar([x + wd / 2 for x in xs], e_vals, wd, label="%s conv + bias + separate pad/upsample" % vendor,
                color="#ff7f0e", alpha=0.85)
     top = max(v_vals + e_vals + c_vals + [1e-9])
-    for x, v, e, rt in zip(xs, v_vals, e_vals, ratios):
+    for x, v, e, rt, who in zip(xs, v_vals, e_vals, ratios, whos):
         if rt is None:
             continue
-        ax.annotate("%.2f×" % rt, (x, max(v, e) + 0.02 * top), ha="center", va="bottom", fontsize=8,
-                    color="green" if rt < 1 else "red", fontweight="bold")
+        ax.annotate("%.2f×%s" % (rt, "\n" + who if who else ""), (x, max(v, e) + 0.02 * top), ha="center",
+                    va="bottom", fontsize=8, color="green" if rt < 1 else "red", fontweight="bold")
     if a.metric == "tflops":
         peak = data.get("peak_tflops")
         if peak:
