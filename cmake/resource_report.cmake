@@ -12,6 +12,11 @@ string(REPLACE "|" ";" ASM "${ASM}")
 string(REPLACE "|" ";" ARCHS "${ARCHS}")
 
 function(short_name mangled out)
+  if(mangled MATCHES "rms_norm_kernel.*ELi([0-9]+)ELi([0-9]+)EEEv")
+    # kernel/rms_norm_kernel.hpp: G lanes per pixel, chunks per lane in registers (0: streaming).
+    set(${out} "bf16 | - | rms_norm, ${CMAKE_MATCH_1} lanes/pixel, ${CMAKE_MATCH_2} chunks/lane | -" PARENT_SCOPE)
+    return()
+  endif()
   if(NOT mangled MATCHES "conv_kernel|tap_reduce_kernel")
     # Not a conv kernel (the FP8 quantizer): named as it is, no MFMA expected.
     string(REGEX REPLACE "^_ZN7vaeconv[0-9]+detail[0-9]+([A-Za-z_0-9]+)I.*" "\\1" plain "${mangled}")

@@ -14,6 +14,7 @@
 #include "vaeconv/api/device_weights.hpp"
 #include "vaeconv/api/fp8_sanitize.hpp"
 #include "vaeconv/api/stream_cache.hpp"
+#include "rms_norm_entry.hpp"
 #include "vaeconv_kernels.hpp"
 
 struct vaeconv_weights {
@@ -229,6 +230,20 @@ extern "C" int vaeconv_write_stream_cache(const vaeconv_conv_shape* shape, int32
                     vaeconv::Strides5::dense(frames, d.h, d.w, d.cin),
                     static_cast<hipStream_t>(stream)),
                 msg, msg_len);
+}
+
+extern "C" int vaeconv_rms_norm(const void* x, int64_t pixels, int64_t channels,
+                                const float* gamma, const float* bias, int32_t silu, void* y,
+                                void* stream, char* msg, size_t msg_len) {
+  vaeconv::RmsNormArgs a;
+  a.x = x;
+  a.y = y;
+  a.gamma = gamma;
+  a.bias = bias;
+  a.pixels = pixels;
+  a.channels = channels;
+  a.silu = silu != 0;
+  return report(vaeconv::precompiled::rms_norm(a, stream), msg, msg_len);
 }
 
 extern "C" int vaeconv_check_device(int fp8, char* msg, size_t msg_len) {

@@ -111,6 +111,16 @@ int vaeconv_conv_temporal(const vaeconv_conv_shape* shape, int32_t stride_t, int
                           const vaeconv_weights* weights, const float* bias, const void* residual,
                           void* y, void* stream, char* msg, size_t msg_len);
 
+/* diffusers' QwenImageRMS_norm / WanRMS_norm over the channels of a channels-last bf16 tensor,
+ * one pass: y[p][c] = bf16(x[p][c] / max(||x[p]||_2, 1e-12) * sqrt(C) * gamma[c] + bias[c]),
+ * computed in fp32 and rounded once; silu != 0 applies v * sigmoid(v) to that fp32 value first.
+ * x, y: bf16 [pixels][channels] (C innermost), 16-byte aligned; y may be x (in place), no other
+ * overlap. gamma, bias: fp32 [channels] on the device, 16-byte aligned; bias may be NULL.
+ * channels must be a multiple of 8 (refused otherwise, naming C). 64-bit offsets throughout. */
+int vaeconv_rms_norm(const void* x, int64_t pixels, int64_t channels, const float* gamma,
+                     const float* bias, int32_t silu, void* y, void* stream, char* msg,
+                     size_t msg_len);
+
 /* VAECONV_OK when the current device runs this build's kernels for the operand type (fp8 = 0:
  * bf16, 1: e4m3fn); VAECONV_UNSUPPORTED naming the device's architecture otherwise. Lets a caller
  * (the Python package's patch layer) choose its fallback before the first conv. */

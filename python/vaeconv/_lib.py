@@ -90,6 +90,7 @@ def _declare(lib):
                                                vp, vp, cp, sz]),
         "vaeconv_conv_temporal": (ctypes.c_int, [shape_p, ctypes.c_int32, ctypes.c_int32, vp, vp,
                                                  vp, vp, vp, vp, vp, vp, cp, sz]),
+        "vaeconv_rms_norm": (ctypes.c_int, [vp, i64, i64, vp, vp, ctypes.c_int32, vp, vp, cp, sz]),
         "vaeconv_check_device": (ctypes.c_int, [ctypes.c_int, cp, sz]),
         "vaeconv_version": (ctypes.c_char_p, []),
         "vaeconv_backend": (ctypes.c_char_p, []),

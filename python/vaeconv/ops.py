@@ -515,3 +515,113 @@ def _(x, weight, bias=None, residual=None, fp8=False):
 
 
 OPS = {CAUSAL: causal_conv3d, DOWNSAMPLE: downsample_conv2d, UPSAMPLE: upsample_conv2d}
+
+
+# --- RMS norm ------------------------------------------------------------------------------------
+#   torch.ops.vaeconv.rms_norm(x, gamma, bias=None, silu=False)
+#       diffusers' QwenImageRMS_norm / WanRMS_norm with channel_first=True over x [N, C, H, W] or
+#       [N, C, T, H, W] (bf16): F.normalize(x, dim=1) * sqrt(C) * gamma + bias, computed in fp32 and
+#       rounded once, then (silu=True) v * sigmoid(v) of that fp32 value; one pass of the library's
+#       kernel (kernel/rms_norm_kernel.hpp). gamma and bias (any float dtype, C elements in any
+#       shape, e.g. the module's (C, 1, 1, 1) parameters) are converted to fp32 once per parameter
+#       version. C must be a multiple of 8. x channels-last is read in place (any other layout is
+#       copied once); the output is channels-last. reference_rms_norm is the aten computation.
+
+__all__ += ["rms_norm", "reference_rms_norm"]
+
+
+def _norm_fail(code, text):
+    raise VaeconvError(code, f"vaeconv: rms_norm: {text}")
+
+
+def _check_rms_norm(x, gamma, bias):
+    bad = _lib.INVALID_ARGUMENT
+    if x.dim() not in (4, 5):
+        _norm_fail(bad, f"x must have 4 or 5 dims (N, C, [T,] H, W), got {tuple(x.shape)}")
+    if x.dtype != torch.bfloat16:
+        _norm_fail(_lib.UNSUPPORTED, f"x must be bfloat16, got {x.dtype}")
+    c = x.shape[1]
+    for name, t in (("gamma", gamma), ("bias", bias)):
+        if t is None:
+            continue
+        if t.numel() != c or not t.is_floating_point():
+            _norm_fail(bad, f"{name} must be a float tensor of C = {c} elements, got "
+                            f"{tuple(t.shape)} {t.dtype}")
+        if t.device != x.device:
+            _norm_fail(bad, f"{name} is on {t.device}, x on {x.device}")
+    if c % 8 != 0:
+        _norm_fail(_lib.UNSUPPORTED, f"channels C = {c} is not a multiple of 8 (the kernel reads "
+                                     f"16-byte vectors of 8 bf16)")
+    if x.numel() == 0:
+        _norm_fail(bad, f"empty tensor: x {tuple(x.shape)}")
+
+
+def reference_rms_norm(x, gamma, bias=None, silu=False):
+    """What rms_norm computes, in aten at fp32: F.normalize over the channels (dim 1), times
+    sqrt(C), gamma and bias, then SiLU (silu=True)."""
+    c = x.shape[1]
+    bshape = (1, c) + (1,) * (x.dim() - 2)
+    y = F.normalize(x.float(), dim=1) * (c ** 0.5) * gamma.float().reshape(bshape)
+    if bias is not None:
+        y = y + bias.float().reshape(bshape)
+    return F.silu(y) if silu else y
+
+
+_norm_params = {}
+_norm_params_lock = threading.Lock()
+
+
+def _param_f32(t):
+    """t as a dense, 16-byte-aligned fp32 vector: t itself where it already is one, else a copy
+    kept per parameter (its storage and version counter: an in-place update is seen)."""
+    flat = t.detach().reshape(-1)
+    if flat.dtype == torch.float32 and flat.is_contiguous() and flat.data_ptr() % 16 == 0:
+        return flat
+    storage = t.untyped_storage()
+    key = (storage.data_ptr(), t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype,
+           t.device.index)
+    version = _version_of(t)
+    hit = _norm_params.get(key)
+    if hit is not None and hit[0]() is storage and hit[1] == version and version is not None:
+        return hit[2]
+    f32 = flat.to(torch.float32).clone()
+    with _norm_params_lock:
+        _norm_params[key] = (weakref.ref(storage), version, f32)
+    weakref.finalize(storage, _norm_params.pop, key, None)
+    return f32
+
+
+def _run_rms_norm(x, gamma, bias, silu):
+    _check_rms_norm(x, gamma, bias)
+    if x.device.type == "cpu":
+        out = _empty_channels_last(tuple(x.shape), x)
+        out.copy_(reference_rms_norm(x, gamma, bias, silu))
+        return out
+    if x.device.type != "cuda":
+        _norm_fail(_lib.UNSUPPORTED, f"tensors on {x.device}: vaeconv runs on CUDA or HIP devices")
+    lib = _lib.load()
+    with torch.cuda.device(x.device):
+        xv = _channels_last_view(x)
+        g = _param_f32(gamma)
+        b = _param_f32(bias) if bias is not None else None
+        y = _empty_channels_last(tuple(x.shape), x)
+        c = x.shape[1]
+        vp = ctypes.c_void_p
+        buf = _lib.message_buffer()
+        code = lib.vaeconv_rms_norm(vp(xv.data_ptr()), x.numel() // c, c, vp(g.data_ptr()),
+                                    vp(b.data_ptr()) if b is not None else None, 1 if silu else 0,
+                                    vp(y.data_ptr()), _stream_of(x.device), buf, len(buf))
+        _lib.check(code, buf, f"rms_norm {tuple(x.shape)}")
+        return y
+
+
+@torch.library.custom_op("vaeconv::rms_norm", mutates_args=())
+def rms_norm(x: torch.Tensor, gamma: torch.Tensor, bias: Optional[torch.Tensor] = None,
+             silu: bool = False) -> torch.Tensor:
+    return _run_rms_norm(x, gamma, bias, silu)
+
+
+@rms_norm.register_fake
+def _(x, gamma, bias=None, silu=False):
+    _check_rms_norm(x, gamma, bias)
+    return _empty_channels_last(tuple(x.shape), x)

@@ -21,6 +21,9 @@ What is swapped (an instance-level `forward`; no diffusers source, class or para
     conv), and the tensors it stores for the next chunk (the last two input frames, a zero or the
     previous chunk's last frame in front of a one-frame chunk; downsample3d: the whole first chunk,
     then the last output frame). A call without feat_cache runs the original forward.
+  - QwenImageRMS_norm / WanRMS_norm (channel_first, C a multiple of 8) -> torch.ops.vaeconv.rms_norm
+    on channels-last inputs, with the SiLU that follows it fused where the owner's forward provably
+    applies its nonlinearity right after the norm (norms=False keeps them; see _patch_norms).
 Every other module is untouched, and a swapped one keeps its original computation, per call, for
 what vaeconv does not run: a cache other than 1 or 2 frames of x's size (1 for downsample3d), Cin
 not a multiple of 8 (bf16) / 16 (fp8) channels with a cache (the cached and temporal kernels read
@@ -30,6 +33,7 @@ with compute_dtype=torch.bfloat16), a call that needs autograd, and a device thi
 library has no kernels for (decided once per device, with a warning).
 """
 import inspect
+import re
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -54,6 +58,7 @@ TEMPORAL = _lib.TEMPORAL_3X1X1
 class PatchReport:
     patched: list = field(default_factory=list)   # (module name, op name)
     skipped: list = field(default_factory=list)   # (module name, reason)
+    norms: list = field(default_factory=list)     # (module name, "rms_norm" or "rms_norm+silu")
 
     def __str__(self):
         kinds = {}
@@ -299,7 +304,7 @@ def _install(module, kind, conv, forward, options):
     return st
 
 
-def patch(model, *, compute_dtype=None, fp8=False, cpu_reference=False):
+def patch(model, *, compute_dtype=None, fp8=False, cpu_reference=False, norms=True):
     """Swaps the convs of `model` (any module tree: a whole VAE, its encoder, ...) that vaeconv
     runs. compute_dtype=torch.bfloat16 lets fp32 / fp16 modules compute their swapped convs in
     bf16 (inputs cast to bf16, outputs back); fp8=True runs them with e4m3fn operands (activation
@@ -344,6 +349,8 @@ def patch(model, *, compute_dtype=None, fp8=False, cpu_reference=False):
             elif _STATE not in seq.__dict__:
                 _install(seq, kind, conv, _resample_forward, options)
                 report.patched.append((_child(name, "resample"), ops._KIND_NAMES[kind]))
+    if norms:
+        _patch_norms(model, options, report)
     return report
 
 
@@ -351,7 +358,7 @@ def unpatch(model):
     """Undoes patch(): each swapped module gets back exactly the forward it had (none of its own,
     as diffusers builds them, or the one it had before), and its packed weights are released.
     Returns how many modules were restored."""
-    restored = 0
+    restored = _unpatch_norms(model)
     for m in model.modules():
         st = m.__dict__.pop(_STATE, None)
         if st is None:
@@ -382,3 +389,177 @@ class patched:
     def __exit__(self, *exc):
         unpatch(self.model)
         return False
+
+
+# --- RMS norms (and the SiLU after them) -----------------------------------------------------------
+# QwenImageRMS_norm / WanRMS_norm with channel_first=True (gamma (C, 1, 1) for 4D inputs,
+# (C, 1, 1, 1) for 5D), C a multiple of 8, run as torch.ops.vaeconv.rms_norm when x is bf16 (or
+# fp32 / fp16 with compute_dtype=torch.bfloat16), on a CUDA/HIP device the library serves (or the
+# CPU with cpu_reference), stored channels-last (what the patched convs output), and no autograd
+# is needed; otherwise the module's own forward. Where the forward of the module that owns a norm
+# provably feeds that norm's output straight into its `nonlinearity`, an nn.SiLU used nowhere else
+# (diffusers' residual blocks: norm1 / norm2; the encoder / decoder heads: norm_out; read from
+# the owner's forward source, lines `x = self.<norm>(x)` then `x = self.nonlinearity(x)`, and no
+# other use of either), the norm computes the SiLU too (the op's silu=True; its fallback applies
+# F.silu after the original forward) and that nonlinearity's instance forward returns its input.
+# The owner's forward, and with it the feat_cache protocol, is untouched.
+
+NORM_CLASSES = ("QwenImageRMS_norm", "WanRMS_norm")
+_NORM_STATE = "_vaeconv_norm_patch"
+_ACT_STATE = "_vaeconv_fused_act"
+
+
+class _NormState:
+    """What patch() changed on a norm (or a fused-away activation), for _unpatch_norms."""
+
+    def __init__(self, module, compute_dtype=None, cpu_reference=False, rank=5):
+        self.silu = False
+        self.fp8 = False  # the device check of _usable: the norm runs bf16 whatever the convs run
+        self.compute_dtype = compute_dtype
+        self.cpu_reference = cpu_reference
+        self.rank = rank
+        self.had_instance_forward = "forward" in module.__dict__
+        self.instance_forward = module.__dict__.get("forward")
+
+    def original(self, module, *args):
+        if self.had_instance_forward:
+            return self.instance_forward(*args)
+        return type(module).forward(module, *args)
+
+
+def _norm_refusal(m):
+    """None where `m` computes F.normalize(x, dim=1) * sqrt(C) * gamma + bias as vaeconv's op
+    does, else why not."""
+    if "forward" in m.__dict__:
+        return "the module has an instance forward of its own"
+    if not getattr(m, "channel_first", False):
+        return "channel_first=False (vaeconv normalises dim 1 of a channels-first tensor)"
+    g = getattr(m, "gamma", None)
+    if not isinstance(g, torch.Tensor) or g.dim() not in (3, 4) or any(s != 1 for s in g.shape[1:]):
+        return f"gamma {tuple(g.shape) if isinstance(g, torch.Tensor) else g!r} is not (C, 1, 1[, 1])"
+    c = g.shape[0]
+    if c % 8:
+        return f"C = {c} channels (the kernel reads 16-byte vectors of 8 bf16)"
+    if abs(float(getattr(m, "scale", 0.0)) - c ** 0.5) > 1e-6 * c ** 0.5:
+        return f"scale {getattr(m, 'scale', None)!r} is not sqrt(C) = {c ** 0.5}"
+    b = getattr(m, "bias", None)
+    if isinstance(b, torch.Tensor):
+        if tuple(b.shape) != tuple(g.shape):
+            return f"bias {tuple(b.shape)} is not gamma's shape {tuple(g.shape)}"
+    elif not (isinstance(b, (int, float)) and float(b) == 0.0):
+        return f"bias {b!r} is neither a tensor nor 0"
+    return None
+
+
+def _norm_bias(m):
+    return m.bias if isinstance(m.bias, torch.Tensor) else None
+
+
+def _rms_norm_forward(self, x):
+    st = self.__dict__[_NORM_STATE]
+    if x.dim() == st.rank and x.shape[1] == self.gamma.shape[0] and _usable(st, x, self.gamma):
+        perm = (0, 2, 3, 4, 1) if x.dim() == 5 else (0, 2, 3, 1)
+        if x.permute(*perm).is_contiguous():  # channels-last: read in place
+            bias = _norm_bias(self)
+            out_dtype = torch.promote_types(x.dtype, self.gamma.dtype)
+            if bias is not None:
+                out_dtype = torch.promote_types(out_dtype, bias.dtype)
+            xin = x if x.dtype == torch.bfloat16 else x.to(torch.bfloat16)
+            y = ops.rms_norm(xin, self.gamma, bias, st.silu)
+            return y if y.dtype == out_dtype else y.to(out_dtype)
+    y = st.original(self, x)
+    return torch.nn.functional.silu(y) if st.silu else y
+
+
+def _fused_away_forward(self, x):
+    """The nonlinearity whose SiLU the preceding norm already applied."""
+    return x
+
+
+_PAIR_ACT = re.compile(r"(\w+) = self\.nonlinearity\((\w+)\)")
+_PAIR_NORM = re.compile(r"(\w+) = self\.(\w+)\((\w+)\)")
+
+
+def silu_pairs_from_source(source):
+    """The attribute names of the norms whose output a forward's source passes straight to
+    self.nonlinearity: every use of self.nonlinearity must be a line `v = self.nonlinearity(v)`
+    right after `v = self.<norm>(v)` (comments and blank lines aside), each such norm called once;
+    else (any other use) an empty list."""
+    lines = [ln.strip() for ln in source.splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    uses = sum(ln.count("self.nonlinearity") for ln in lines)
+    pairs = []
+    for i, ln in enumerate(lines):
+        act = _PAIR_ACT.fullmatch(ln)
+        if not act or act.group(1) != act.group(2) or i == 0:
+            continue
+        norm = _PAIR_NORM.fullmatch(lines[i - 1])
+        if norm and norm.group(1) == norm.group(3) == act.group(1) and norm.group(2) != "nonlinearity":
+            pairs.append(norm.group(2))
+    if not pairs or len(pairs) != uses:
+        return []
+    text = "\n".join(lines)
+    if any(text.count(f"self.{n}(") != 1 or text.count(f"self.{n}") != 1 for n in pairs):
+        return []
+    return pairs
+
+
+def _silu_pairs(owner):
+    act = getattr(owner, "nonlinearity", None)
+    if type(act) is not nn.SiLU or "forward" in act.__dict__ or "forward" in owner.__dict__:
+        return []  # an instance forward of its own (either): not the computation the source shows
+    try:
+        source = inspect.getsource(type(owner).forward)
+    except (OSError, TypeError):
+        return []
+    return [n for n in silu_pairs_from_source(source)
+            if type(getattr(owner, n, None)).__name__ in NORM_CLASSES]
+
+
+def _patch_norms(model, options, report):
+    index = {}
+    for name, m in model.named_modules():
+        if type(m).__name__ not in NORM_CLASSES or _NORM_STATE in m.__dict__:
+            continue
+        why = _norm_refusal(m)
+        if why is not None:
+            report.skipped.append((name, why))
+            continue
+        m.__dict__[_NORM_STATE] = _NormState(m, options["compute_dtype"], options["cpu_reference"],
+                                             5 if m.gamma.dim() == 4 else 4)
+        m.forward = types.MethodType(_rms_norm_forward, m)
+        index[id(m)] = len(report.norms)
+        report.norms.append((name, "rms_norm"))
+    # The SiLU after a norm: only where the module and its nonlinearity appear once in the tree.
+    seen = {}
+    for _, m in model.named_modules(remove_duplicate=False):
+        seen[id(m)] = seen.get(id(m), 0) + 1
+    for name, owner in model.named_modules():
+        act = getattr(owner, "nonlinearity", None)
+        if not isinstance(act, nn.Module) or _ACT_STATE in act.__dict__ or seen.get(id(act)) != 1:
+            continue
+        names = _silu_pairs(owner)
+        norms = [getattr(owner, n) for n in names]
+        if not norms or any(id(n) not in index or seen.get(id(n)) != 1 for n in norms):
+            continue
+        for n in norms:
+            n.__dict__[_NORM_STATE].silu = True
+            i = index[id(n)]
+            report.norms[i] = (report.norms[i][0], "rms_norm+silu")
+        act.__dict__[_ACT_STATE] = _NormState(act)
+        act.forward = types.MethodType(_fused_away_forward, act)
+
+
+def _unpatch_norms(model):
+    restored = 0
+    for m in model.modules():
+        for key in (_NORM_STATE, _ACT_STATE):
+            st = m.__dict__.pop(key, None)
+            if st is None:
+                continue
+            if st.had_instance_forward:
+                m.__dict__["forward"] = st.instance_forward
+            else:
+                m.__dict__.pop("forward", None)
+            restored += 1
+    return restored

@@ -109,6 +109,18 @@ struct Cdna {
 #endif
   }
 
+  // v of the lane whose index is this lane's XOR lane_mask, within the 64-lane wave
+  // (ds_bpermute_b32: a crossbar move, no LDS memory, lgkmcnt wait before use). Groups of up to 32
+  // aligned lanes reduce with it exactly as on a 32-lane warp (kernel/rms_norm_kernel.hpp).
+  VAECONV_DEVICE static float shuffle_xor(float v, int lane_mask) {
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__
+    return __shfl_xor(v, lane_mask);
+#else
+    (void)lane_mask;
+    return v;
+#endif
+  }
+
   // --- Epilogue rounding: two floats to bf16, lo in bits 0-15 -----------------------------------
   // The shared integer RNE (core/numerics_bf16.hpp). gfx950's v_cvt_pk_bf16_f32 would do it in
   // one instruction; it is not used until its rounding can be checked on hardware.

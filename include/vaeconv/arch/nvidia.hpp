@@ -57,6 +57,18 @@ struct Nvidia {
 #endif
   }
 
+  // v of the lane whose index is this lane's XOR lane_mask (every lane of the warp takes part).
+  // A group of G lanes aligned to G (a power of two <= 32, so the same group on a 64-lane wave)
+  // sums its values with lane_mask = G/2 .. 1: kernel/rms_norm_kernel.hpp.
+  VAECONV_DEVICE static float shuffle_xor(float v, int lane_mask) {
+#if defined(__CUDA_ARCH__)
+    return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+#else
+    (void)lane_mask;
+    return v;
+#endif
+  }
+
   // Debug builds stop a block whose dynamic shared memory is not on the 1 KiB swizzle repeat the
   // wgmma descriptors assume (kernel/block_gemm.hpp declares it aligned; this checks the claim).
   VAECONV_DEVICE static void check_lds_alignment(const void* p) {
