@@ -27,6 +27,8 @@ def kernel_class(name):
     n = name.lower()
     if "nchwtonhwc" in n or "nhwctonchw" in n:
         return "layout"
+    if "rms_norm_kernel" in n:  # vaeconv's RMS norm (+ SiLU), before the vaeconv test below
+        return "norm_act"
     if "vaeconv" in n:  # before the substrings below: its template arguments name upsample etc.
         return "conv"
     if any(s in n for s in ("fmha", "flash", "attention", "softmax", "sdpa")):
