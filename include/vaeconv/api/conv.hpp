@@ -75,13 +75,9 @@ struct Launcher {
   Status run(int phase) {
     using Policy = typename Kernel::PolicyT;
     kernel::ConvParams p;
-    const int64_t tiles = block_grid<Policy, typename Kernel::Tiling>(d, a, phase, &p);
-    const std::string what = " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
-                             std::to_string(Policy::BN) + " channels";
-    VAECONV_RETURN_IF_ERROR(check_tile_grid(tiles, Policy::kThreads, Kernel::kPersistent, what));
-    p.tiles = int(tiles);
+    VAECONV_RETURN_IF_ERROR(launch_grid<Kernel>(d, a, phase, &p));  // host work, no allocation
     return launch<Policy, Kernel::kSmemBytes>(kernel::kernel_entry(static_cast<Kernel*>(nullptr)),
-                                              dim3(unsigned(tiles), 1, 1), p, stream,
+                                              dim3(unsigned(p.tiles), 1, 1), p, stream,
                                               Kernel::kPersistent);
   }
 };

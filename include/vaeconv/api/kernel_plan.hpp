@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "vaeconv/conv/conv_args.hpp"
+#include "vaeconv/conv/launch_limits.hpp"
 #include "vaeconv/conv/upsample_phases.hpp"
 #include "vaeconv/kernel/conv_kernel.hpp"
 #include "vaeconv/kernel/dispatch.hpp"
@@ -92,6 +93,30 @@ inline int64_t block_grid(const ConvDesc& d, const ConvArgs& a, int phase, kerne
     p->m_blocks = int((p->ho + Tiling::kRows - 1) / Tiling::kRows) * p->patch_cols;
   }
   return int64_t(p->m_blocks) * p->n_tiles * int64_t(d.n * d.out_t());
+}
+
+// The launch limits (conv/launch_limits.hpp) for a grid of `tiles` block tiles of Kernel. Runs
+// on every launch: the message naming the kernel's tile is built only on a refusal.
+template <class Kernel>
+inline Status check_launch_grid(int64_t tiles) {
+  using Policy = typename Kernel::PolicyT;
+  if (check_tile_grid(tiles, Policy::kThreads, Kernel::kPersistent, std::string()).ok())
+    return Status::Ok();
+  return check_tile_grid(tiles, Policy::kThreads, Kernel::kPersistent,
+                         " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
+                             std::to_string(Policy::BN) + " channels");
+}
+
+// The host side of one launch of Kernel (conv_forward's Launcher, api/conv.hpp): its parameters
+// and grid (block_grid, p->tiles), checked against the launch limits. Allocates nothing on
+// success (tests/host/test_hot_path_alloc.cpp).
+template <class Kernel>
+inline Status launch_grid(const ConvDesc& d, const ConvArgs& a, int phase, kernel::ConvParams* p) {
+  const int64_t tiles =
+      block_grid<typename Kernel::PolicyT, typename Kernel::Tiling>(d, a, phase, p);
+  VAECONV_RETURN_IF_ERROR(check_launch_grid<Kernel>(tiles));
+  p->tiles = int(tiles);
+  return Status::Ok();
 }
 
 // The dispatch, in one place: conv_forward launches and which_kernel reports its answer, the
