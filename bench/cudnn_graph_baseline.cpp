@@ -207,10 +207,14 @@ class Graph {
         heur_notes += e + "; ";
         continue;
       }
-      for (Desc& cfg : cfgs) {
+      for (size_t i = 0; i < cfgs.size(); ++i) {
+        const Desc& cfg = cfgs[i];
         Candidate c;
         bool excluded = false;
-        TRY(describe(cfg, &c.name, &excluded));
+        const std::string undescribed = describe(cfg, &c.name, &excluded);
+        if (!undescribed.empty())  // still a candidate: a name from its place in the list
+          c.name = std::string(mode == CUDNN_HEUR_MODE_A ? "mode A" : "fallback") + " config " + std::to_string(i) +
+                   " (" + undescribed + ")";
         if (!seen.insert(c.name).second) continue;
         (mode == CUDNN_HEUR_MODE_A ? heur_a : fallback)++;
         if (excluded) {
