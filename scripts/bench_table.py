@@ -19,9 +19,14 @@ def main(path):
         if r["kind"] == "upsample":
             hw += " (src)"
         fp8 = f"{f8['us']:.1f} | {f8['vs_bf16']:.2f}" if f8.get("ok") else "— | —"
+        # The strongest cuDNN where the JSON has it (legacy / graph API, PyTorch: issue 28).
+        conv_us = r.get("vendor_best_conv_us", ven["conv_us"])
+        eng = f"{r.get('vendor_best_us', ven['pipeline_us']):.1f}"
+        if r.get("vendor_best"):
+            eng += f" ({r['vendor_best']})"
         print(f"| {r['id']} | {r['cin']}→{r['cout']} | {hw} | {r['calls']} | {v['us']:.1f} | "
               f"{v['tflops']:.1f} | {100 * v['frac_peak']:.0f} % | {100 * v['frac_mem_floor']:.0f} % | "
-              f"{ven['conv_us']:.1f} | {ven['pipeline_us']:.1f} | {r['ratio_vs_pipeline']:.2f} | {fp8} |")
+              f"{conv_us:.1f} | {eng} | {r['ratio_vs_pipeline']:.2f} | {fp8} |")
     print()
     print("| set | vaeconv BF16 | cuDNN engine | ratio | vaeconv FP8 | FP8 / BF16 |")
     print("|---|---|---|---|---|---|")
