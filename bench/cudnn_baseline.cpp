@@ -1,7 +1,8 @@
 // cudnn_baseline.cpp — cuDNN on vaeconv_bench's problems (CUDA build with cuDNN only; see
 // vendor_baseline.hpp for the interface and bench/CMakeLists.txt for when it is compiled): the
 // legacy API's path (below), and vendor_bench, which runs it and the graph API's path
-// (cudnn_graph_baseline.cpp) on the same data and keeps the faster per shape.
+// (cudnn_graph_baseline.cpp) on the same data and keeps the faster per shape, then the graph
+// API's FP8 conv (reported beside, not part of the BF16 baseline).
 //
 // What runs, per shape (N·T = 1 frame, NHWC bf16 activations, KRSC bf16 filter, fp32 compute):
 //   causal    cudnnConvolutionForward(pad 1, stride 1) + bias
@@ -300,6 +301,7 @@ VendorResult vendor_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t
     r.conv_nobias_us = std::min(r.conv_nobias_us, p->conv_nobias_us);
   }
   *y_host = std::move(graph_faster ? y_graph : y_legacy);
+  r.fp8 = cudnn_graph_fp8_bench(d, w_krsc, bias, xs, ys, iters, stream, *y_host);
   return r;
 }
 

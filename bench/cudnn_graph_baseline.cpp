@@ -26,12 +26,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
 #include <utility>
 
+#include "vaeconv/core/numerics_fp8.hpp"
 #include "vendor_baseline.hpp"
 #include "vendor_common.hpp"
 
@@ -54,7 +56,21 @@ constexpr double kBuildBudgetSeconds = 5.0;
 constexpr int64_t kAlignment = 16;                    // every buffer is cudaMalloc'd (256 B)
 
 // Tensor ids in the variant packs.
-enum : int64_t { kUidX = 1, kUidW = 2, kUidY = 3, kUidB = 4, kUidT = 5 };
+enum : int64_t { kUidX = 1, kUidW = 2, kUidY = 3, kUidB = 4, kUidT = 5, kUidS = 6, kUidU = 7 };
+
+// What a graph computes (y is bf16 NHWC, accumulation fp32 throughout):
+//   kConv          y = conv(x, w), x and w bf16;
+//   kConvBias      y = conv(x, w) + b, x and w bf16, b fused as a pointwise add;
+//   kFp8ScaleBias  y = conv(x, w) * s + b, x and w e4m3, s the per-channel descale (fp32 [Cout]),
+//                  both pointwise ops fused.
+enum class Form { kConv, kConvBias, kFp8ScaleBias };
+const char* form_name(Form f) {
+  switch (f) {
+    case Form::kConv: return "conv";
+    case Form::kConvBias: return "conv + bias add";
+    default: return "fp8 conv + descale + bias add";
+  }
+}
 
 std::string graph_err(const std::string& what, cudnnStatus_t s) {
   char detail[512] = {0};
@@ -129,19 +145,25 @@ class Graph {
   std::string name;     // the kept plan: engine, knobs, and how many candidates were timed
   int64_t ws_bytes = 0;  // the kept plan's workspace
 
-  // Builds the graph for the problem `vc` (fused: with the bias tensor of type `bias_type`).
-  std::string build(cudnnHandle_t h, const VendorConv& vc, bool fused, cudnnDataType_t bias_type) {
+  // Builds the graph `form` for the problem `vc` (with a bias: the bias tensor of type `bias_type`).
+  std::string build(cudnnHandle_t h, const VendorConv& vc, Form form, cudnnDataType_t bias_type) {
     h_ = h;
-    fused_ = fused;
+    form_ = form;
+    const bool fused = form != Form::kConv, fp8 = form == Form::kFp8ScaleBias;
+    const cudnnDataType_t in_type = fp8 ? CUDNN_DATA_FP8_E4M3 : CUDNN_DATA_BFLOAT16;
     const int64_t oh = (vc.ch + 2 * vc.pad - 3) / vc.stride + 1;
     const int64_t ow = (vc.cw + 2 * vc.pad - 3) / vc.stride + 1;
-    Desc x, w, y, b, t, conv, op, pw, pw_op;
-    TRY(make_tensor(&x, kUidX, CUDNN_DATA_BFLOAT16, vc.frames, vc.cin, vc.ch, vc.cw, false, "tensor x"));
-    TRY(make_tensor(&w, kUidW, CUDNN_DATA_BFLOAT16, vc.cout, vc.cin, 3, 3, false, "tensor w"));
+    Desc x, w, y, b, t, conv, op, pw, pw_op, sc, u, mul, mul_op;
+    TRY(make_tensor(&x, kUidX, in_type, vc.frames, vc.cin, vc.ch, vc.cw, false, "tensor x"));
+    TRY(make_tensor(&w, kUidW, in_type, vc.cout, vc.cin, 3, 3, false, "tensor w"));
     TRY(make_tensor(&y, kUidY, CUDNN_DATA_BFLOAT16, vc.frames, vc.cout, oh, ow, false, "tensor y"));
     if (fused) {
       TRY(make_tensor(&t, kUidT, CUDNN_DATA_FLOAT, vc.frames, vc.cout, oh, ow, true, "tensor t (conv output)"));
       TRY(make_tensor(&b, kUidB, bias_type, 1, vc.cout, 1, 1, false, "tensor bias"));
+    }
+    if (fp8) {
+      TRY(make_tensor(&sc, kUidS, CUDNN_DATA_FLOAT, 1, vc.cout, 1, 1, false, "tensor descale"));
+      TRY(make_tensor(&u, kUidU, CUDNN_DATA_FLOAT, vc.frames, vc.cout, oh, ow, true, "tensor u (descaled)"));
     }
     TRY(conv.create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "convolution"));
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
@@ -167,14 +189,29 @@ class Graph {
     SET_ATTR(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
     FINALIZE(op, "convolution forward");
     std::vector<cudnnBackendDescriptor_t> ops = {op.get()};
-    if (fused) {
+    if (fp8) {  // u = t * s
+      TRY(mul.create(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, "pointwise mul"));
+      const cudnnPointwiseMode_t m = CUDNN_POINTWISE_MUL;
+      SET_ATTR(mul, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &m);
+      SET_ATTR(mul, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+      FINALIZE(mul, "pointwise mul");
+      TRY(mul_op.create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, "pointwise mul operation"));
+      cudnnBackendDescriptor_t md = mul.get(), td = t.get(), sd = sc.get(), ud = u.get();
+      SET_ATTR(mul_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &md);
+      SET_ATTR(mul_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &td);
+      SET_ATTR(mul_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &sd);
+      SET_ATTR(mul_op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ud);
+      FINALIZE(mul_op, "pointwise mul operation");
+      ops.push_back(mul_op.get());
+    }
+    if (fused) {  // y = (fp8 ? u : t) + b
       TRY(pw.create(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, "pointwise add"));
       const cudnnPointwiseMode_t add = CUDNN_POINTWISE_ADD;
       SET_ATTR(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &add);
       SET_ATTR(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
       FINALIZE(pw, "pointwise add");
       TRY(pw_op.create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, "pointwise add operation"));
-      cudnnBackendDescriptor_t pd = pw.get(), td = t.get(), bd = b.get(), out = y.get();
+      cudnnBackendDescriptor_t pd = pw.get(), td = fp8 ? u.get() : t.get(), bd = b.get(), out = y.get();
       SET_ATTR(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pd);
       SET_ATTR(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &td);
       SET_ATTR(pw_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bd);
@@ -185,16 +222,17 @@ class Graph {
     TRY(graph_.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph"));
     SET_ATTR(graph_, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()), ops.data());
     SET_ATTR(graph_, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h_);
-    FINALIZE(graph_, fused ? "operation graph (conv + bias add)" : "operation graph (conv)");
+    FINALIZE(graph_, std::string("operation graph (") + form_name(form) + ")");
     return {};
   }
 
   // The candidates' plans, then each timed on the rotated (x, y) pairs; the fastest is kept.
-  // w and b are the device filter and bias (b unused without fusion).
-  std::string tune(const void* w, const void* b, const std::vector<void*>& xs, const std::vector<void*>& ys,
-                   cudaStream_t stream) {
+  // w, b and s are the device filter, bias and descale (b, s: null where the form has none).
+  std::string tune(const void* w, const void* b, const void* s, const std::vector<void*>& xs,
+                   const std::vector<void*>& ys, cudaStream_t stream) {
     w_ = w;
     b_ = b;
+    s_ = s;
     std::vector<Candidate> cands;
     int heur_a = 0, fallback = 0, skipped_notes = 0, not_built = 0, too_big = 0, over_budget = 0;
     double build_s = 0;
@@ -255,7 +293,7 @@ class Graph {
                   heur_a, fallback, skipped_notes, not_built, too_big, over_budget, kMaxCandidates,
                   kBuildBudgetSeconds, build_s);
     if (cands.empty())
-      return std::string("cuDNN graph API: no execution plan for the ") + (fused_ ? "conv + bias add" : "conv") +
+      return std::string("cuDNN graph API: no execution plan for the ") + form_name(form_) +
              " graph (" + counts + ")" + (heur_notes.empty() ? "" : "; " + heur_notes);
 
     // One workspace for all candidates; every variant pack of the tuning loop made before it runs.
@@ -286,7 +324,7 @@ class Graph {
       }
     }
     if (!best)
-      return std::string("cuDNN graph API: every execution plan of the ") + (fused_ ? "conv + bias add" : "conv") +
+      return std::string("cuDNN graph API: every execution plan of the ") + form_name(form_) +
              " graph failed to run (" + counts + ", " + std::to_string(failed) + " failed)";
     name = best->name + " (fastest of " + std::to_string(timed) + " plans timed, " + std::to_string(failed) +
            " failed to run; " + counts + ")";
@@ -303,9 +341,13 @@ class Graph {
     TRY(vp.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack"));
     std::vector<int64_t> u = {kUidX, kUidW, kUidY};
     std::vector<void*> p = {const_cast<void*>(x), const_cast<void*>(w_), y};
-    if (fused_) {
+    if (form_ != Form::kConv) {
       u.push_back(kUidB);
       p.push_back(const_cast<void*>(b_));
+    }
+    if (form_ == Form::kFp8ScaleBias) {
+      u.push_back(kUidS);
+      p.push_back(const_cast<void*>(s_));
     }
     const int64_t n = int64_t(u.size());
     SET_ATTR(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, u.data());
@@ -413,9 +455,9 @@ class Graph {
   }
 
   cudnnHandle_t h_ = nullptr;
-  bool fused_ = false;
+  Form form_ = Form::kConv;
   Desc graph_, plan_;
-  const void *w_ = nullptr, *b_ = nullptr;
+  const void *w_ = nullptr, *b_ = nullptr, *s_ = nullptr;
   void* ws_ = nullptr;
   std::map<std::pair<const void*, const void*>, Desc> packs_;
 };
@@ -447,8 +489,8 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
 
   // The conv alone: required (the path fails without it).
   Graph conv_graph;
-  TRY(conv_graph.build(handle.h, vc, /*fused=*/false, CUDNN_DATA_FLOAT));
-  TRY(conv_graph.tune(run.w, nullptr, run.conv_in, ys, stream));
+  TRY(conv_graph.build(handle.h, vc, Form::kConv, CUDNN_DATA_FLOAT));
+  TRY(conv_graph.tune(run.w, nullptr, nullptr, run.conv_in, ys, stream));
   // The conv with its bias fused: fp32 bias first, then bf16; a note when neither has a plan.
   enum { kKernel = 0, kFused = 1, kBiasWays = 2 };
   bool usable[kBiasWays] = {true, false};
@@ -456,8 +498,9 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   std::unique_ptr<Graph> fused_graph;
   for (const bool f32 : {true, false}) {
     auto g = std::make_unique<Graph>();
-    std::string e = g->build(handle.h, vc, /*fused=*/true, f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_BFLOAT16);
-    if (e.empty()) e = g->tune(run.w, f32 ? static_cast<const void*>(run.bias_f32) : run.b, run.conv_in, ys, stream);
+    std::string e = g->build(handle.h, vc, Form::kConvBias, f32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_BFLOAT16);
+    if (e.empty())
+      e = g->tune(run.w, f32 ? static_cast<const void*>(run.bias_f32) : run.b, nullptr, run.conv_in, ys, stream);
     (void)cudaGetLastError();
     if (e.empty()) {
       fused_graph = std::move(g);
@@ -500,6 +543,144 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   return {};
 }
 
+
+// --- FP8: the same problem with e4m3 operands ---------------------------------------------------
+// Accepted difference from the bf16 cuDNN output: e4m3 keeps 3 mantissa bits, so each operand is
+// off by up to 2^-4 relative and a random conv's output by about 5 % (rel L2); a wrong result is
+// off by about 100 %.
+constexpr double kFp8RelL2Tol = 0.15;
+
+// bf16 -> e4m3fn at unit scale: the bench's inputs lie in [-1, 1], well inside e4m3's range.
+__global__ void to_e4m3_kernel(const uint16_t* __restrict__ x, uint8_t* __restrict__ y, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = vaeconv::float_to_e4m3fn(vaeconv::bf16_to_float(x[i]));
+}
+
+// The engine's pad / upsample on e4m3 data: vendor_common.hpp's kernels moving 16 channels per
+// 16-byte vector (Cin % 16 == 0, checked by the caller).
+std::string prep_e4m3(const VendorConv& vc, vaeconv::ConvKind kind, const void* x, void* y, cudaStream_t s) {
+  const int cv = vc.cin / 16;
+  const int64_t n = int64_t(vc.frames) * vc.ch * vc.cw * cv;
+  if (kind == vaeconv::ConvKind::kDownsample)
+    pad_br_kernel<<<grid_for(n), 256, 0, s>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), vc.frames,
+                                               vc.h, vc.w, cv);
+  else
+    upsample2x_kernel<<<grid_for(n), 256, 0, s>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), vc.frames,
+                                                   vc.h, vc.w, cv);
+  TRY_CUDA(cudaGetLastError());
+  return {};
+}
+
+// Device buffers, released on every return path.
+struct DeviceBuffers {
+  std::vector<void*> all;
+  std::string alloc(void** p, size_t bytes) {
+    TRY_CUDA(cudaMalloc(p, bytes));
+    all.push_back(*p);
+    return {};
+  }
+  ~DeviceBuffers() {
+    for (void* p : all) (void)cudaFree(p);
+  }
+};
+
+// The fp8 graph on the problem: inputs quantized from xs outside the timed region (as a previous
+// layer would hand them over), weights per output channel (largest magnitude -> 448, descaled in
+// the graph), bias fp32; its output on xs[0] checked against y_ref (the bf16 cuDNN output).
+std::string run_shape_fp8(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                          const std::vector<float>& bias, const std::vector<void*>& xs,
+                          const std::vector<void*>& ys, int iters, cudaStream_t stream,
+                          const std::vector<uint16_t>& y_ref, VendorPath* r) {
+  if (d.t != 1) return "the cuDNN fp8 baseline covers T = 1 (2D convs) only";
+  if (xs.empty() || ys.empty()) return "no buffers";
+  if (y_ref.size() != size_t(d.out_elements())) return "no bf16 cuDNN output to check the fp8 conv against";
+  const VendorConv vc(d);
+  if (vc.has_prep && vc.cin % 16) return "the fp8 pad / upsample kernel needs Cin % 16 == 0";
+  const size_t k = size_t(9) * size_t(vc.cin);
+  if (w_krsc.size() != size_t(vc.cout) * k) return "weights are not [Cout][3][3][Cin]";
+  std::vector<uint8_t> w8(w_krsc.size());
+  std::vector<float> descale(size_t(vc.cout));
+  for (size_t co = 0; co < size_t(vc.cout); ++co) {
+    float amax = 0;
+    for (size_t j = 0; j < k; ++j) amax = std::max(amax, std::fabs(vaeconv::bf16_to_float(w_krsc[co * k + j])));
+    const float q = amax > 0 ? vaeconv::kE4M3FnMax / amax : 1.f;
+    descale[co] = 1.f / q;
+    for (size_t j = 0; j < k; ++j) w8[co * k + j] = vaeconv::float_to_e4m3fn(vaeconv::bf16_to_float(w_krsc[co * k + j]) * q);
+  }
+  DeviceBuffers mem;
+  void *w_d = nullptr, *s_d = nullptr, *b_d = nullptr, *tmp = nullptr;
+  TRY(mem.alloc(&w_d, w8.size()));
+  TRY(mem.alloc(&s_d, descale.size() * 4));
+  TRY(mem.alloc(&b_d, bias.size() * 4));
+  TRY_CUDA(cudaMemcpy(w_d, w8.data(), w8.size(), cudaMemcpyHostToDevice));
+  TRY_CUDA(cudaMemcpy(s_d, descale.data(), descale.size() * 4, cudaMemcpyHostToDevice));
+  TRY_CUDA(cudaMemcpy(b_d, bias.data(), bias.size() * 4, cudaMemcpyHostToDevice));
+  const int64_t x_elems = int64_t(vc.frames) * vc.h * vc.w * vc.cin;
+  const size_t prep_elems = vc.prep_bytes() / 2;
+  std::vector<void*> src(xs.size()), conv_in(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TRY(mem.alloc(&src[i], size_t(x_elems)));
+    to_e4m3_kernel<<<grid_for(x_elems), 256, 0, stream>>>(static_cast<const uint16_t*>(xs[i]),
+                                                          static_cast<uint8_t*>(src[i]), x_elems);
+    TRY_CUDA(cudaGetLastError());
+    conv_in[i] = src[i];
+    if (vc.has_prep) {
+      TRY(mem.alloc(&conv_in[i], prep_elems));
+      TRY(prep_e4m3(vc, d.kind, src[i], conv_in[i], stream));
+    }
+  }
+  if (vc.has_prep) TRY(mem.alloc(&tmp, prep_elems));
+  TRY_CUDA(cudaStreamSynchronize(stream));
+
+  Handle handle;
+  TRY_G("cudnnCreate", cudnnCreate(&handle.h));
+  TRY_G("cudnnSetStream", cudnnSetStream(handle.h, stream));
+  Graph g;
+  TRY(g.build(handle.h, vc, Form::kFp8ScaleBias, CUDNN_DATA_FLOAT));
+  TRY(g.tune(w_d, b_d, s_d, conv_in, ys, stream));
+  for (size_t i = 0; i < size_t(std::max(iters, kWarmup)); ++i) {
+    void* y = ys[i % ys.size()];
+    TRY(g.pack(conv_in[i % conv_in.size()], y));
+    TRY(g.pack(vc.has_prep ? tmp : src[i % src.size()], y));
+  }
+  auto pipeline = [&](int i) -> std::string {
+    const void* x = src[size_t(i) % src.size()];
+    if (vc.has_prep) {
+      TRY(prep_e4m3(vc, d.kind, x, tmp, stream));
+      x = tmp;
+    }
+    return g.run(x, ys[size_t(i) % ys.size()]);
+  };
+  auto conv_alone = [&](int i) { return g.run(conv_in[size_t(i) % conv_in.size()], ys[size_t(i) % ys.size()]); };
+
+  // The check: poison, the pipeline on xs[0]'s quantized copy, the whole output against y_ref.
+  const size_t y_bytes = size_t(d.out_elements()) * 2;
+  TRY_CUDA(cudaMemset(ys[0], 0xFF, y_bytes));
+  TRY(pipeline(0));
+  TRY_CUDA(cudaStreamSynchronize(stream));
+  std::vector<uint16_t> got(y_ref.size());
+  TRY_CUDA(cudaMemcpy(got.data(), ys[0], y_bytes, cudaMemcpyDeviceToHost));
+  double rel = 0;
+  const bool finite = rel_l2(got, y_ref, &rel);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "rel L2 %.3g against the bf16 cuDNN output (tolerance %.2g)", rel, kFp8RelL2Tol);
+  if (!finite || rel > kFp8RelL2Tol)
+    return std::string("cuDNN fp8 graph: output ") + (finite ? buf : "non-finite");
+
+  Events ev;
+  TRY(ev.create());
+  TRY(time_median(conv_alone, iters, stream, ev, &r->conv_us));
+  if (vc.has_prep) TRY(time_median(pipeline, iters, stream, ev, &r->pipeline_us));
+  else r->pipeline_us = r->conv_us;
+  r->conv_fused_us = r->conv_us;
+  r->algo = g.name;
+  r->workspace_bytes = g.ws_bytes;
+  r->bias_mode = "e4m3 x (unit scale) and w (per output channel), fp32 accumulation, descale and bias fused";
+  r->bias_notes = buf;
+  r->ran = true;
+  return {};
+}
+
 }  // namespace
 
 VendorPath cudnn_graph_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
@@ -508,6 +689,15 @@ VendorPath cudnn_graph_bench(const vaeconv::ConvDesc& d, const std::vector<uint1
                              std::vector<uint16_t>* y_host) {
   return vendor::vendor_result<VendorPath>([&](VendorPath* r) {
     return run_shape(d, w_krsc, bias, xs, ys, iters, static_cast<cudaStream_t>(stream), y_host, r);
+  });
+}
+
+VendorPath cudnn_graph_fp8_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                                 const std::vector<float>& bias, const std::vector<void*>& xs,
+                                 const std::vector<void*>& ys, int iters, void* stream,
+                                 const std::vector<uint16_t>& y_ref) {
+  return vendor::vendor_result<VendorPath>([&](VendorPath* r) {
+    return run_shape_fp8(d, w_krsc, bias, xs, ys, iters, static_cast<cudaStream_t>(stream), y_ref, r);
   });
 }
 

@@ -367,6 +367,8 @@ std::string json_escape(const std::string& s) {
 struct Totals {
   double vaeconv = 0, conv = 0, pipeline = 0, fp8 = 0;
   double legacy = 0, graph = 0;  // cuDNN's two paths' pipelines (0 where a path did not run)
+  double cudnn_fp8 = 0;          // cuDNN's FP8 graph pipelines
+  bool cudnn_fp8_complete = true;
   int calls = 0, vendor_calls = 0;
   bool complete = true;      // every shape of the set ran on both sides
   bool fp8_complete = true;  // every shape's FP8 conv ran
@@ -427,11 +429,13 @@ void write_json(const std::string& path, const Options& o, const std::string& de
     if (!v.best.empty()) {
       path("vendor_legacy", v.legacy);
       path("vendor_graph", v.graph);
+      path("vendor_fp8", v.fp8);  // cuDNN's FP8 conv, beside vaeconv's FP8 (not in vendor_best)
     }
     std::fprintf(f, "   \"legacy_us\": %.2f, \"graph_us\": %.2f, \"vendor_best_us\": %.2f, "
-                    "\"vendor_best_conv_us\": %.2f, \"vendor_best\": \"%s\",\n",
+                    "\"vendor_best_conv_us\": %.2f, \"vendor_best\": \"%s\", \"cudnn_fp8_us\": %.2f,\n",
                  v.legacy.ran ? v.legacy.pipeline_us : 0.0, v.graph.ran ? v.graph.pipeline_us : 0.0,
-                 v.ran ? v.pipeline_us : 0.0, v.ran ? v.conv_us : 0.0, json_escape(v.best).c_str());
+                 v.ran ? v.pipeline_us : 0.0, v.ran ? v.conv_us : 0.0, json_escape(v.best).c_str(),
+                 v.fp8.ran ? v.fp8.pipeline_us : 0.0);
     const bool both = v.ran && r.error.empty();
     const auto& q = r.fp8;
     std::fprintf(f, "   \"fp8\": {\"ran\": %s, \"ok\": %s, \"error\": \"%s\", \"us\": %.2f, "
@@ -452,11 +456,12 @@ void write_json(const std::string& path, const Options& o, const std::string& de
     std::fprintf(f, "  \"%s\": {\"calls\": %d, \"complete\": %s, \"vaeconv_ms\": %.4f, \"vendor_conv_ms\": %.4f, "
                     "\"vendor_pipeline_ms\": %.4f, \"ratio_vs_conv\": %.4f, \"ratio_vs_pipeline\": %.4f, "
                     "\"fp8_complete\": %s, \"vaeconv_fp8_ms\": %.4f, \"fp8_vs_bf16\": %.4f, "
-                    "\"legacy_pipeline_ms\": %.4f, \"graph_pipeline_ms\": %.4f}%s\n",
+                    "\"legacy_pipeline_ms\": %.4f, \"graph_pipeline_ms\": %.4f, \"cudnn_fp8_pipeline_ms\": %.4f, "
+                    "\"cudnn_fp8_complete\": %s}%s\n",
                  name, t.calls, t.complete ? "true" : "false", t.vaeconv / 1e3, t.conv / 1e3, t.pipeline / 1e3,
                  t.conv > 0 ? t.vaeconv / t.conv : 0.0, t.pipeline > 0 ? t.vaeconv / t.pipeline : 0.0,
                  t.fp8_complete ? "true" : "false", t.fp8 / 1e3, t.vaeconv > 0 ? t.fp8 / t.vaeconv : 0.0,
-                 t.legacy / 1e3, t.graph / 1e3, sep);
+                 t.legacy / 1e3, t.graph / 1e3, t.cudnn_fp8 / 1e3, t.cudnn_fp8_complete ? "true" : "false", sep);
   };
   tot("set_1024_58_calls", t1024, ",");
   tot("hot_1328_28_calls", t1328, "");
@@ -586,6 +591,8 @@ int main(int argc, char** argv) {
         t.vendor_calls += s.calls;
         if (v.legacy.ran) t.legacy += s.calls * v.legacy.pipeline_us;
         if (v.graph.ran) t.graph += s.calls * v.graph.pipeline_us;
+        if (v.fp8.ran) t.cudnn_fp8 += s.calls * v.fp8.pipeline_us;
+        else t.cudnn_fp8_complete = false;
       } else {
         std::printf(" %9s %9s %9s | %6s %6s |", "n/a", "n/a", "n/a", "", "");
         t.complete = false;
@@ -656,15 +663,15 @@ int main(int argc, char** argv) {
                   v.bias_mode.c_str(), r.nonfinite ? "  NON-FINITE VALUES" : "",
                   v.bias_notes.empty() ? "" : ("  [" + v.bias_notes + "]").c_str());
       // cuDNN: both paths' engine times, and what each ran or why it did not.
-      for (const auto* p : {&v.legacy, &v.graph}) {
+      for (const auto* p : {&v.legacy, &v.graph, &v.fp8}) {
         if (v.best.empty()) break;
-        const bool legacy = p == &v.legacy;
+        const char* name = p == &v.legacy ? "legacy API" : p == &v.graph ? "graph API " : "fp8 graph ";
+        const bool best = p != &v.fp8 && (v.best == "legacy") == (p == &v.legacy);
         if (p->ran)
-          std::printf("%-26s   %s API: engine %.1f us, conv %.1f us%s; %s\n", "", legacy ? "legacy" : "graph ",
-                      p->pipeline_us, p->conv_us, (v.best == "legacy") == legacy ? " (the faster)" : "",
-                      p->algo.c_str());
+          std::printf("%-26s   %s: engine %.1f us, conv %.1f us%s; %s\n", "", name, p->pipeline_us, p->conv_us,
+                      best ? " (the faster)" : "", p->algo.c_str());
         else
-          std::printf("%-26s   %s API: failed: %s\n", "", legacy ? "legacy" : "graph ", p->error.c_str());
+          std::printf("%-26s   %s: failed: %s\n", "", name, p->error.c_str());
       }
     }
   }
@@ -677,8 +684,10 @@ int main(int argc, char** argv) {
         std::printf(", vendor conv %.2f ms, vendor + pad/upsample %.2f ms; ratio %.3f (conv), %.3f (engine)",
                     t.conv / 1e3, t.pipeline / 1e3, t.vaeconv / t.conv, t.vaeconv / t.pipeline);
         if (t.legacy > 0 || t.graph > 0)
-          std::printf("\n  cuDNN engine by path: legacy API %.2f ms, graph API %.2f ms, faster per shape %.2f ms",
-                      t.legacy / 1e3, t.graph / 1e3, t.pipeline / 1e3);
+          std::printf("\n  cuDNN engine by path: legacy API %.2f ms, graph API %.2f ms, faster per shape %.2f ms; "
+                      "cuDNN fp8 graph %.2f ms%s",
+                      t.legacy / 1e3, t.graph / 1e3, t.pipeline / 1e3, t.cudnn_fp8 / 1e3,
+                      t.cudnn_fp8_complete ? "" : " [INCOMPLETE]");
       }
       if (!t.complete) std::printf("  [INCOMPLETE: some shapes failed or have no vendor time]");
       if (o.fp8)

@@ -11,7 +11,9 @@
 //           configurations of heuristics mode A and the fallback list, each finalized into an
 //           execution plan and timed, the fastest kept (PyTorch's cudnn.benchmark), for the conv
 //           alone (bias by the plain kernel) and for the conv with its bias fused as a pointwise
-//           add (cudnn_graph_baseline.cpp).
+//           add (cudnn_graph_baseline.cpp);
+//   fp8     the graph API with e4m3 operands, tuned the same way: cuDNN's FP8 conv, reported
+//           beside vaeconv's FP8 (the BF16 baseline is the faster of legacy and graph).
 // AMD (VAECONV_BENCH_MIOPEN, set when miopen/miopen.h and libMIOpen are found): MIOpen, NHWC bf16
 // in/out, fp32 accumulation, the fastest algorithm found once by miopenFindConvolutionForwardAlgorithm
 // (exhaustive search), the bias added the faster of two ways (miopenOpTensor add or the
@@ -49,9 +51,11 @@ struct VendorPath {
 // `best` is empty. With cuDNN they are the faster path's: pipeline_us, conv_us and conv_nobias_us
 // each the smaller of the two paths' values, the other fields those of the path with the smaller
 // pipeline_us, which `best` names ("legacy" or "graph"); each path's own run is kept beside.
+// `fp8` (cuDNN only) is the graph API's FP8 conv of the same problem (not part of the BF16
+// baseline above; beside vaeconv's FP8).
 struct VendorResult : VendorPath {
   std::string best;
-  VendorPath legacy, graph;
+  VendorPath legacy, graph, fp8;
 };
 
 #if defined(VAECONV_BENCH_CUDNN) || defined(VAECONV_BENCH_MIOPEN)
@@ -82,6 +86,12 @@ VendorPath cudnn_graph_bench(const vaeconv::ConvDesc& d, const std::vector<uint1
                              const std::vector<float>& bias, const std::vector<void*>& xs,
                              const std::vector<void*>& ys, int iters, void* stream,
                              std::vector<uint16_t>* y_host);
+// The graph API with e4m3 x and w (fp32 accumulation, per-channel descale and bias fused, bf16 y),
+// checked against y_ref, the bf16 cuDNN output of the same data (cudnn_graph_baseline.cpp).
+VendorPath cudnn_graph_fp8_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
+                                 const std::vector<float>& bias, const std::vector<void*>& xs,
+                                 const std::vector<void*>& ys, int iters, void* stream,
+                                 const std::vector<uint16_t>& y_ref);
 #endif
 
 #else
