@@ -1,6 +1,7 @@
 // cudnn_graph_baseline.cpp — cuDNN's graph (backend) API on vaeconv_bench's problems, tuned the way
 // cudnn-frontend and PyTorch's cudnn.benchmark tune it (CUDA build with cuDNN only; the interface
-// is cudnn_graph_bench in vendor_baseline.hpp, called by vendor_bench in cudnn_baseline.cpp).
+// is cudnn_graph_bench / cudnn_graph_fp8_bench in vendor_baseline.hpp, called by vendor_bench in
+// cudnn_baseline.cpp).
 //
 // The C backend API directly (cudnn-frontend is a header-only C++ layer over the same calls, not
 // a package this build can rely on). Per shape, NHWC bf16 activations, KRSC bf16 filter, fp32
@@ -9,7 +10,9 @@
 //   conv graph   CONVOLUTION_FORWARD x, w -> y (bf16); the bias then added by the plain kernel
 //                (what PyTorch's conv2d does when it does not fuse);
 //   fused graph  CONVOLUTION_FORWARD x, w -> t (virtual, fp32), POINTWISE ADD t + b -> y (bf16),
-//                the bias fp32 (bf16 when no engine takes fp32).
+//                the bias fp32 (bf16 when no engine takes fp32);
+//   fp8 graph    (cudnn_graph_fp8_bench, beside the BF16 baseline) e4m3 x and w, t * s + b -> y
+//                (bf16), s the per-channel descale, both pointwise ops fused.
 // Each graph is tuned on its own: the engine configurations of heuristics mode A, then those of the
 // fallback list not already seen; a configuration whose engine down-converts its inputs or reduces
 // in less than fp32 (its numerical notes) is left out, as PyTorch leaves out the former; every other
@@ -51,8 +54,8 @@ constexpr int kTuneIters = 5;                         // timed runs per candidat
 // Bounds on one graph's tuning, so that 18 shapes fit a device call: runtime-compiled engines (the
 // fused graph's) take up to seconds each to finalize. Candidates come in heuristics order (mode A
 // ranks its list), so the bounds cut the tail; the plan's name says when they did.
-constexpr int kMaxCandidates = 32;
-constexpr double kBuildBudgetSeconds = 5.0;
+constexpr int kMaxCandidates = 24;
+constexpr double kBuildBudgetSeconds = 3.0;
 constexpr int64_t kAlignment = 16;                    // every buffer is cudaMalloc'd (256 B)
 
 // Tensor ids in the variant packs.

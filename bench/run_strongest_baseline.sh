@@ -27,12 +27,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,power.limit,t
 sha256sum "$build/bench/vaeconv_bench" "$build/kernels/libvaeconv_kernels.so"
 git log -1 --format='commit %h %s' 2>/dev/null | cut -c1-160
 t0=$(date +%s)
-step env LD_LIBRARY_PATH="$build/kernels:${LD_LIBRARY_PATH:-}" timeout "${VAECONV_BENCH_LIMIT:-420}" \
+step env LD_LIBRARY_PATH="$build/kernels:${LD_LIBRARY_PATH:-}" timeout "${VAECONV_BENCH_LIMIT:-450}" \
   "$build/bench/vaeconv_bench" --json "$out/bench.json"
 echo "bench took $(( $(date +%s) - t0 )) s"
 if [ -f "$out/bench.json" ]; then
   t0=$(date +%s)
-  step timeout "${VAECONV_TORCH_LIMIT:-150}" python3 bench/torch_conv_crosscheck.py \
+  step timeout "${VAECONV_TORCH_LIMIT:-120}" python3 bench/torch_conv_crosscheck.py \
     --bench "$build/bench/vaeconv_bench" --merge "$out/bench.json" --out "$out/bench.torch.json"
   echo "torch cross-check took $(( $(date +%s) - t0 )) s"
   if [ -f "$out/bench.torch.json" ] && python3 -c "import matplotlib" 2>/dev/null; then
