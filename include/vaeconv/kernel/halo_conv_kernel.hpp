@@ -180,17 +180,28 @@ struct HaloLdsMath {
 };
 
 template <class Policy>
+struct HaloFragmentMath;  // halo_fragment_kernel.hpp
+
+template <class Policy>
 using HaloConvKernel = HaloKernel<Policy, HaloLdsMath<Policy>>;
 
+// The kernel functions: one per atom kind, named for it (the resource report and the assembly
+// rules read the names).
 template <class Policy>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
     halo_conv_kernel(ConvParams p) {
   run_with_lds<HaloConvKernel<Policy>, typename Policy::ArchT>(p);
 }
-
 template <class Policy>
-constexpr auto kernel_entry(const HaloKernel<Policy, HaloLdsMath<Policy>>*) {
-  return &halo_conv_kernel<Policy>;
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
+    halo_fragment_conv_kernel(ConvParams p) {
+  run_with_lds<HaloKernel<Policy, HaloFragmentMath<Policy>>, typename Policy::ArchT>(p);
+}
+
+template <class Policy, class Math>
+constexpr auto kernel_entry(const HaloKernel<Policy, Math>*) {
+  if constexpr (Policy::kAtomReadsLds) return &halo_conv_kernel<Policy>;
+  else return &halo_fragment_conv_kernel<Policy>;
 }
 
 }  // namespace vaeconv::kernel

@@ -19,6 +19,8 @@
 // at most the halo's kMaxCin, the wide tile; bf16, on the builds tile_table.hpp's
 // kHaloFragmentKernel names. tests/host/test_halo_fragment.cpp checks the lane addresses through
 // the matrix emulator and their LDS bank conflicts; the GPU suite's halo cases run the kernel.
+// The skeleton (HaloKernel), its kernel function halo_fragment_conv_kernel and kernel_entry are
+// halo_conv_kernel.hpp's; this file is the math on fragment atoms.
 #pragma once
 #include <cstdint>
 
@@ -93,16 +95,5 @@ VAECONV_UNROLL
 
 template <class Policy>
 using HaloFragmentConvKernel = HaloKernel<Policy, HaloFragmentMath<Policy>>;
-
-template <class Policy>
-__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
-    halo_fragment_conv_kernel(ConvParams p) {
-  run_with_lds<HaloFragmentConvKernel<Policy>, typename Policy::ArchT>(p);
-}
-
-template <class Policy>
-constexpr auto kernel_entry(const HaloKernel<Policy, HaloFragmentMath<Policy>>*) {
-  return &halo_fragment_conv_kernel<Policy>;
-}
 
 }  // namespace vaeconv::kernel
