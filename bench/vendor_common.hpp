@@ -286,11 +286,10 @@ class ShapeRun {
   // a way that fails or disagrees (rel L2 > 1e-2, or non-finite) is not used. Then the conv alone
   // and each usable way are timed (way_us[way], 0 when not used), the engine's pipeline (pad /
   // upsample, then the fastest way) too, and its output on xs[0] (poisoned first) goes to y_host.
-  // The pipeline's pad / upsample output (the conv's input there; null without prep_inputs()).
-  const void* prep_buffer() const { return tmp_; }
-
-  // The (input, output) pairs that check_time_fetch's conv-alone and per-way loops pass to the
-  // vendor conv (f(x, y) for each; in the pipeline loop x is prep_buffer() for down/up).
+  // The (input, output) pairs that check_time_fetch's loops pass to the vendor conv, f(x, y) for
+  // each (a vendor that binds buffers ahead, like cuDNN's variant packs, makes them all at setup):
+  // the conv-alone and per-way loops' conv_in and ys, the pipeline's pad / upsample output (down,
+  // up; xs for the causal conv) and ys.
   template <class F>
   std::string for_each_timed_pair(const F& f) const {
     const size_t runs = size_t(std::max(iters_, kWarmup));
