@@ -1,10 +1,13 @@
 // vaeconv/kernel/halo_conv_kernel.hpp — the causal T = 1 conv with its input halo held in LDS.
 //
 //   Policy    HaloPolicy: a wide tile shape and the architecture's atom; the stage holds only B
-//   Halo      HaloTile: the patch (kRows x 8 output pixels = BM) and its input halo (halo_tile.hpp)
-//   Pipeline  the shared block GEMM's K pipeline (block_gemm.hpp) over B alone, with this
-//             kernel's math on a stage: A of K step (kh, kw, c) is the halo at tap (kh, kw)
+//   Halo      HaloTile: the patch (kRows x 8 output pixels = BM) and its input halo
+//             (halo_tile.hpp), copied by HaloLoader (halo_loader.hpp)
+//   Pipeline  the shared block GEMM's K pipeline (block_gemm.hpp) over B alone, with the atom
+//             kind's math on a stage (Math): A of K step (kh, kw, c) is the halo at tap (kh, kw)
 //   Epilogue  the shared epilogue (epilogue.hpp), rows mapped through the patch (PatchRows)
+// HaloKernel below is that skeleton for both atom kinds; this file has the wgmma math
+// (HaloLdsMath), halo_fragment_kernel.hpp the fragment atoms' (HaloFragmentMath).
 //
 // LDS: [halo: all Cin channels of the patch's (kRows + 2) x 10 input pixels][kStages B tiles].
 // The halo is copied once per block (in the first K tile's copy group), so the K loop's copies are
@@ -16,8 +19,8 @@
 // of the atom's K step and at most the halo's kMaxCin (96), the wide tile; there it measured
 // faster than the implicit GEMM, bf16 and e4m3 (docs/perf-notes.md). The e4m3
 // atom runs the same code (a promoting atom: the pipeline hands compute() the partial sums and
-// first_scale 0). The atom must read LDS itself (wgmma): fragment atoms (mma.sync, MFMA) take
-// per-lane halo addresses instead (halo_fragment_kernel.hpp).
+// first_scale 0). HaloLdsMath needs an atom that reads LDS itself (wgmma); fragment atoms
+// (mma.sync, MFMA) take per-lane halo addresses instead (halo_fragment_kernel.hpp).
 #pragma once
 #include <cstdint>
 #include <type_traits>
