@@ -2,6 +2,8 @@
 // once, for the library's C++ entry (vaeconv_kernels.hpp).
 #include "vaeconv_kernels.hpp"
 
+#include <string>
+
 #include "vaeconv/api/conv.hpp"
 #include "vaeconv/api/quantize.hpp"
 
@@ -9,6 +11,32 @@ namespace vaeconv::precompiled {
 
 Status conv_forward(const ConvDesc& desc, const ConvArgs& args, void* stream) {
   return vaeconv::conv_forward(desc, args, static_cast<hipStream_t>(stream));
+}
+
+Status conv_forward_table_set(const ConvDesc& desc, const ConvArgs& args, kernel::TableSet tables,
+                              void* stream) {
+  using kernel::TableSet;
+  if (tables != TableSet::kPrimary && tables != TableSet::kGfx950)
+    return Status(StatusCode::kInvalidArgument,
+                  "conv_forward_table_set: table set " + std::to_string(int(tables)) +
+                      " is neither the primary set (0) nor gfx950's (1)");
+  if (tables == TableSet::kGfx950) {
+    if (!kernel::kGfx950Tables)
+      return Status(StatusCode::kUnsupported,
+                    "conv_forward_table_set: this build has no gfx950 table set (the NVIDIA wgmma "
+                    "build)");
+#if defined(VAECONV_BACKEND_HIP)
+    TableSet device_set = TableSet::kPrimary;
+    VAECONV_RETURN_IF_ERROR(check_device_arch(desc.in_dtype, &device_set));
+    if (device_set != TableSet::kGfx950)
+      return Status(StatusCode::kUnsupported,
+                    "conv_forward_table_set: the gfx950 table set runs on a gfx950 device only (its "
+                    "wide kernels are traps on gfx942)");
+#endif
+  }
+  return kernel::visit_table_set(tables, [&](auto set) {
+    return vaeconv::conv_forward_with<decltype(set)>(desc, args, static_cast<hipStream_t>(stream));
+  });
 }
 
 size_t quantize_fp8_workspace_bytes(int64_t n) { return vaeconv::quantize_fp8_workspace_bytes(n); }

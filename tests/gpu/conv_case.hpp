@@ -42,6 +42,9 @@ struct CaseOptions {
   bool residual_in_place = false;  // residual == y (a bf16 output)
   bool fp8_out = false;            // FP8 operands only: an e4m3fn output with a per-tensor scale
   uint32_t seed = 1;
+  // >= 0: run with that table set (kernel::TableSet, precompiled::conv_forward_table_set)
+  // instead of the device's (test_gfx950_tables_gpu.cpp: the gfx950 set on NVIDIA).
+  int table_set = -1;
 };
 
 struct CaseResult {
@@ -216,7 +219,9 @@ CaseResult run_conv_case(const ConvDesc& d, const CaseOptions& o) {
   a.bias = o.bias ? static_cast<const float*>(b_dev.ptr()) : nullptr;
   a.residual = o.residual_in_place ? y_dev.ptr() : (o.residual ? r_dev.ptr() : nullptr);
   a.y = y_dev.ptr();
-  r.status = precompiled::conv_forward(d, a, nullptr);
+  r.status = o.table_set < 0 ? precompiled::conv_forward(d, a, nullptr)
+                             : precompiled::conv_forward_table_set(
+                                   d, a, kernel::TableSet(o.table_set), nullptr);
   if (!r.status.ok()) return r;
   const hipError_t e = hipDeviceSynchronize();
   if (e != hipSuccess) {

@@ -44,12 +44,15 @@ constexpr int kTapReduceMaxCout = kTapReduceBN / 9;
 namespace cdna {
 // The wide tiles are 96 wide, like NVIDIA's: 96 divides every VAE Cout (96, 192, 384), where a
 // 128-wide tile computes 25 % padding columns on the 96- and 192-channel layers (most of the
-// set's FLOPs). Four waves of 32 x 96 (three 32 x 32 MFMA atoms each); the epilogue stages three
-// 32-column slabs, so LDS stays at the pipeline's 28 KiB. Resource report (docs/): the same
-// occupancy as the 128 x 128 tile it replaces, no scratch. Chosen by that arithmetic and the
-// H200 sweeps (BN = 96 was worth ~20 % there); not measured on AMD hardware.
+// set's FLOPs). Four waves of 32 x 96 (three 32 x 32 MFMA atoms each). The bf16 wide tile is
+// 16 deep (32-byte LDS rows) in three stages: 21 KiB, so three blocks fit gfx942's 64 KiB (3
+// waves per SIMD; BK = 32 in two stages, 28 KiB, left two and its K-tile chain exposed, and any
+// three-stage BK = 32 tile leaves one). Chosen by the CDNA model at the pessimistic end among
+// scratch-free gfx942 candidates (docs/perf-notes.md); the epilogue stages three 32-column slabs
+// inside the pipeline's LDS. BN = 96 from the H200 sweeps (worth ~20 % there). Not measured on
+// AMD hardware.
 //                        BM   BN  BK  warpsM warpsN stages
-using WideShape = TileShape<128, 96, 32, 4, 1, 2>;
+using WideShape = TileShape<128, 96, 16, 4, 1, 3>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 using WideShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;
@@ -57,18 +60,20 @@ using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
 using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
-using WideElementwiseShape = WideShape;  // no separate element-wise tile on AMD (unmeasurable)
+// The element-wise gather (Cin not a multiple of 8: enc_conv_in, K = 27) keeps one 32-deep K
+// tile in two stages (no measurement or model row asks for another).
+using WideElementwiseShape = TileShape<128, 96, 32, 4, 1, 2>;
 using WideElementwiseShapeFp8 = WideShapeFp8;
 
 // The gfx950 table (gfx950's 160 KiB of LDS and 64 banks; TableSet::kGfx950): gfx942's with the
 // wide tiles replaced by 256 x 96 blocks of four 64 x 96 wave tiles (six 32 x 32 atoms each: per
-// MFMA 5/8 of the 32 x 96 wave tile's LDS reads) in two stages (44 KiB; two blocks per CU by
-// registers, 2 waves per SIMD). Chosen by the CDNA model at the pessimistic end of its range,
-// among the candidates without scratch: three stages spill, and deeper K costs a resident block
-// at 256 rows (the candidates and their predictions: docs/perf-notes.md). Not measured on AMD
-// hardware.
-using Gfx950WideShape = TileShape<256, 96, 32, 4, 1, 2>;
-using Gfx950WideShapeFp8 = TileShape<256, 96, 64, 4, 1, 2>;
+// MFMA 5/8 of the 32 x 96 wave tile's LDS reads) in three stages (66 KiB; two blocks per CU by
+// registers and LDS, 2 waves per SIMD): two K tiles in flight behind the one computed hide the
+// K-tile chain that bounds two stages. Chosen by the CDNA model at the pessimistic end of its
+// range among candidates without scratch (four stages or deeper K cost a resident block at 256
+// rows; the candidates and their predictions: docs/perf-notes.md). Not measured on AMD hardware.
+using Gfx950WideShape = TileShape<256, 96, 32, 4, 1, 3>;
+using Gfx950WideShapeFp8 = TileShape<256, 96, 64, 4, 1, 3>;
 }  // namespace cdna
 #if defined(VAECONV_BACKEND_HIP)
 using namespace cdna;
