@@ -16,10 +16,15 @@ Status conv_forward(const ConvDesc& desc, const ConvArgs& args, void* stream) {
 Status conv_forward_table_set(const ConvDesc& desc, const ConvArgs& args, kernel::TableSet tables,
                               void* stream) {
   using kernel::TableSet;
-  if (tables != TableSet::kPrimary && tables != TableSet::kGfx950)
+  if (tables != TableSet::kPrimary && tables != TableSet::kGfx950 &&
+      tables != TableSet::kGfx942Twin)
     return Status(StatusCode::kInvalidArgument,
                   "conv_forward_table_set: table set " + std::to_string(int(tables)) +
-                      " is neither the primary set (0) nor gfx950's (1)");
+                      " is neither the primary set (0), gfx950's (1) nor gfx942's twin (2)");
+  if (tables == TableSet::kGfx942Twin && !kernel::kGfx942TwinTables)
+    return Status(StatusCode::kUnsupported,
+                  "conv_forward_table_set: this build has no gfx942 twin set (only the NVIDIA "
+                  "mma.sync build has one; on AMD gfx942's tables are the primary set, 0)");
   if (tables == TableSet::kGfx950) {
     if (!kernel::kGfx950Tables)
       return Status(StatusCode::kUnsupported,
@@ -34,7 +39,7 @@ Status conv_forward_table_set(const ConvDesc& desc, const ConvArgs& args, kernel
                     "wide kernels are traps on gfx942)");
 #endif
   }
-  return kernel::visit_table_set(tables, [&](auto set) {
+  return kernel::visit_any_table_set(tables, [&](auto set) {
     return vaeconv::conv_forward_with<decltype(set)>(desc, args, static_cast<hipStream_t>(stream));
   });
 }

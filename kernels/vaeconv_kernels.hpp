@@ -10,9 +10,10 @@ namespace vaeconv::precompiled {
 Status conv_forward(const ConvDesc& desc, const ConvArgs& args, void* stream);
 
 // conv_forward with a named table set (kernel/table_set.hpp) instead of the device's: the GPU
-// suite runs the gfx950 set's tiles on the NVIDIA mma.sync build, their portable twin.
-// kUnsupported where the build has no such set (the NVIDIA wgmma build) or the device cannot run
-// it (an AMD device other than gfx950 asked for gfx950's set, whose wide kernels trap there).
+// suite runs the gfx950 and gfx942 sets' tiles on the NVIDIA mma.sync build, their portable
+// twins (kGfx950, kGfx942Twin). kUnsupported where the build has no such set (the NVIDIA wgmma
+// build; kGfx942Twin on AMD, where gfx942's set is the primary one) or the device cannot run it
+// (an AMD device other than gfx950 asked for gfx950's set, whose wide kernels trap there).
 Status conv_forward_table_set(const ConvDesc& desc, const ConvArgs& args, kernel::TableSet tables,
                               void* stream);
 

@@ -43,7 +43,7 @@ struct CaseOptions {
   bool fp8_out = false;            // FP8 operands only: an e4m3fn output with a per-tensor scale
   uint32_t seed = 1;
   // >= 0: run with that table set (kernel::TableSet, precompiled::conv_forward_table_set)
-  // instead of the device's (test_gfx950_tables_gpu.cpp: the gfx950 set on NVIDIA).
+  // instead of the device's (test_amd_tables_gpu.cpp: the AMD sets' tiles on NVIDIA).
   int table_set = -1;
 };
 

@@ -267,7 +267,8 @@ struct Planner {
 // The kernel conv_forward runs for `d` with weights packed by this version (pack_weights), its
 // grid and K tiles: host code, no device call. Refuses what conv_forward's validation of the
 // description refuses. tables: the target's table set (kernel/table_set.hpp; AMD: kGfx942 or
-// kGfx950, what conv_forward picks from the device's architecture name; NVIDIA: one set).
+// kGfx950, what conv_forward picks from the device's architecture name; NVIDIA: one set, and on
+// the mma.sync build the AMD sets' portable twins, kGfx950 and kGfx942Twin).
 inline Status which_kernel(const ConvDesc& d, KernelPlan* plan,
                            kernel::TableSet tables = kernel::TableSet::kPrimary) {
   if (plan == nullptr) return Status(StatusCode::kInvalidArgument, "which_kernel: plan is null");
@@ -281,7 +282,7 @@ inline Status which_kernel(const ConvDesc& d, KernelPlan* plan,
   ConvArgs a;
   VAECONV_RETURN_IF_ERROR(packed_info_for(d, &a.weights.info));
   detail::Planner planner{d, a, plan};
-  return kernel::visit_table_set(tables, [&](auto set) {
+  return kernel::visit_any_table_set(tables, [&](auto set) {
     using Tables = decltype(set);
     plan->choice = detail::choose_kernel<Tables>(d, a.weights.info);
     return detail::visit_kernel<Tables>(d, plan->choice, planner);

@@ -8,7 +8,10 @@
 namespace vaeconv::kernel {
 
 // kGfx942 is kPrimary: a HIP build's default table set (and which_kernel's default) is gfx942's.
-enum class TableSet : int { kPrimary = 0, kGfx942 = 0, kGfx950 = 1 };
+// kGfx942Twin: gfx942's tiles on the NVIDIA mma.sync build (the portable twin; tile_table.hpp),
+// whose primary set is NVIDIA's own; only named by a caller (which_kernel, the GPU suite), never
+// picked for a device.
+enum class TableSet : int { kPrimary = 0, kGfx942 = 0, kGfx950 = 1, kGfx942Twin = 2 };
 
 // The target a table set is for, as the plan and the performance model name it.
 inline const char* table_set_name(TableSet s) {

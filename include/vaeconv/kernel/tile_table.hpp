@@ -268,8 +268,35 @@ struct ShippedTilesGfx950 {
 constexpr bool kGfx950Tables = false;
 #endif
 
+// The gfx942 table set's portable twin (TableSet::kGfx942Twin). On AMD gfx942's tables are the
+// primary set; the NVIDIA mma.sync build's primary set is NVIDIA's own tiles, so there gfx942's
+// wide tiles (the bf16 one 16 deep: 32-byte LDS rows in three stages, a layout no NVIDIA tile
+// has) are instantiated on the mma.sync atom for the GPU suite to run. Only the wide tiles, the
+// ones most of the set's FLOPs run on: the narrow, tiny, element-wise and tap-reduce tiles keep
+// the primary set's (each more policy is a dozen more kernels to compile). Not in
+// visit_table_set: a device never runs it, so conv_forward does not instantiate it.
+#if !defined(VAECONV_WIDE_WGMMA) && !defined(VAECONV_BACKEND_HIP)
+constexpr bool kGfx942TwinTables = true;
+template <DType kType>
+struct Gfx942TwinTiles;
+template <>
+struct Gfx942TwinTiles<DType::kBF16> : Tiles<DType::kBF16> {
+  using Wide = TilePolicy<cdna::WideShape, Arch, Arch::AtomBf16>;
+};
+template <>
+struct Gfx942TwinTiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
+  using Wide = TilePolicy<cdna::WideShapeFp8, Arch, Arch::AtomFp8>;
+};
+struct ShippedTilesGfx942Twin {
+  template <DType kType>
+  using For = Gfx942TwinTiles<kType>;
+};
+#else
+constexpr bool kGfx942TwinTables = false;
+#endif
+
 // Calls f with the table set s names (a value of its type): ShippedTiles, or ShippedTilesGfx950
-// where the build has it; a build without it runs its one set for every s.
+// where the build has it; a build without it runs its one set for every s (kGfx942Twin too).
 template <class F>
 inline decltype(auto) visit_table_set(TableSet s, F&& f) {
 #if !defined(VAECONV_WIDE_WGMMA)
@@ -278,6 +305,16 @@ inline decltype(auto) visit_table_set(TableSet s, F&& f) {
   (void)s;
 #endif
   return f(ShippedTiles{});
+}
+
+// visit_table_set and the set only a caller names: the gfx942 twin where the build has it
+// (which_kernel, precompiled::conv_forward_table_set).
+template <class F>
+inline decltype(auto) visit_any_table_set(TableSet s, F&& f) {
+#if !defined(VAECONV_WIDE_WGMMA) && !defined(VAECONV_BACKEND_HIP)
+  if (s == TableSet::kGfx942Twin) return f(ShippedTilesGfx942Twin{});
+#endif
+  return visit_table_set(s, static_cast<F&&>(f));
 }
 #endif
 

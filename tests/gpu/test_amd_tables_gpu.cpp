@@ -1,0 +1,231 @@
+// test_amd_tables_gpu.cpp — the AMD table sets' own tiles on the portable twin (label gpu).
+//
+// Each AMD target has its own table set (kernel/tile_table.hpp): gfx942's fits its 64 KiB of LDS
+// (on AMD, the primary set), gfx950's replaces the wide tiles by ones sized to its 160 KiB. The
+// NVIDIA mma.sync build (cuda-mma preset), whose primary set is NVIDIA's own tiles, instantiates
+// both sets' wide tile policies on the mma.sync atom (TableSet::kGfx950, kGfx942Twin): this
+// suite runs them there, through precompiled::conv_forward_table_set, against the CPU reference
+// (conv_case.hpp), over every seed shape whose plan under the set differs from the primary set's
+// (the shapes the set's own tiles serve), over extra cases of those tiles (partial tiles,
+// residuals, video, strided views, downsample, upsample phases) and over the shared case table's
+// (conv_cases.hpp) that the set's own tiles serve. Each case asserts, without a GPU too, that
+// which_kernel gives it the set's wide tile (the cdna shape, field by field). A build without a
+// set skips its cases (the NVIDIA wgmma build has neither; AMD has no gfx942 twin, gfx942's set
+// being its primary one, which the seed suite runs); on AMD the gfx950 set runs on a gfx950
+// device only.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "conv_case.hpp"
+#include "conv_cases.hpp"
+#include "vaeconv/api/device_arch.hpp"
+#include "vaeconv/kernel/tile_table.hpp"
+
+namespace vaeconv::test {
+namespace {
+
+using kernel::TableSet;
+
+// An AMD table set other than the build's primary one, and its wide tiles' shapes.
+struct AmdSet {
+  TableSet set;
+  const char* name;  // the target, in test names
+};
+std::vector<AmdSet> amd_sets() {
+  std::vector<AmdSet> v;
+  if (kernel::kGfx950Tables) v.push_back({TableSet::kGfx950, "gfx950"});
+  if (kernel::kGfx942TwinTables) v.push_back({TableSet::kGfx942Twin, "gfx942"});
+  return v;
+}
+bool built(TableSet s) {
+  return s == TableSet::kGfx950 ? kernel::kGfx950Tables : kernel::kGfx942TwinTables;
+}
+
+struct WideTile {
+  int bm, bn, bk, warps_m, warps_n, stages;
+};
+template <class Shape>
+constexpr WideTile tile_of() {
+  return {Shape::BM, Shape::BN, Shape::BK, Shape::kWarpsM, Shape::kWarpsN, Shape::kStages};
+}
+template <DType kType>
+WideTile wide_tile(TableSet s) {
+  namespace c = kernel::cdna;
+  const bool fp8 = kType == DType::kFP8E4M3;
+  if (s == TableSet::kGfx950)
+    return fp8 ? tile_of<c::Gfx950WideShapeFp8>() : tile_of<c::Gfx950WideShape>();
+  return fp8 ? tile_of<c::WideShapeFp8>() : tile_of<c::WideShape>();
+}
+
+// The plans of d (its dtypes set) under the set and the primary set.
+struct TwoPlans {
+  Status status;
+  KernelPlan own, primary;
+};
+TwoPlans plans_of(const ConvDesc& d, TableSet s) {
+  TwoPlans p;
+  p.status = which_kernel(d, &p.own, s);
+  if (p.status.ok()) p.status = which_kernel(d, &p.primary, TableSet::kPrimary);
+  return p;
+}
+bool served(const ConvDesc& d, TableSet s) {
+  const TwoPlans p = plans_of(d, s);
+  return p.status.ok() && p.own.name() != p.primary.name();
+}
+
+// The whole check of one case on set s: its plan (host code), then the GPU run.
+template <DType kType>
+void check_set_case(TableSet s, const ConvDesc& factory_desc, CaseOptions o) {
+  if (!built(s)) GTEST_SKIP() << "this build has no such table set";
+  o.table_set = int(s);
+  const ConvDesc d = case_desc(factory_desc, kType, o);
+  const TwoPlans p = plans_of(d, s);
+  ASSERT_TRUE(p.status.ok()) << p.status.to_string();
+  EXPECT_NE(p.own.name(), p.primary.name()) << "not a case of the set's own tiles";
+  ASSERT_EQ(p.own.table_set, s);
+  ASSERT_EQ(p.own.family(), "implicit_gemm") << p.own.name();
+  const WideTile w = wide_tile<kType>(s);
+  ASSERT_TRUE(p.own.bm == w.bm && p.own.bn == w.bn && p.own.bk == w.bk &&
+              p.own.warps_m == w.warps_m && p.own.warps_n == w.warps_n &&
+              p.own.stages == w.stages)
+      << "which_kernel: " << p.own.name() << ", the set's wide tile is " << w.bm << "x" << w.bn
+      << "x" << w.bk << " w" << w.warps_m << "x" << w.warps_n << " s" << w.stages;
+  VAECONV_REQUIRE_GPU();
+#if defined(VAECONV_BACKEND_HIP)
+  TableSet device_set = TableSet::kPrimary;
+  ASSERT_TRUE(check_device_arch(d.in_dtype, &device_set).ok());
+  if (device_set != s)
+    GTEST_SKIP() << "on AMD a table set runs on its own target's devices (the seed suite runs "
+                    "the device's own set)";
+#endif
+  expect_case_ok<kType>(d, run_conv_case<kType>(d, o));
+}
+
+// --- Seed shapes --------------------------------------------------------------------------------
+struct SeedParam {
+  AmdSet set;
+  VaeShape shape;
+};
+void PrintTo(const SeedParam& p, std::ostream* os) { *os << p.set.name << " " << p.shape.id; }
+std::string seed_name(const ::testing::TestParamInfo<SeedParam>& i) {
+  return std::string(i.param.set.name) + "_" + i.param.shape.id;
+}
+
+// A seed shape is served by a set's own tiles where its plan differs from the primary's.
+template <DType kType>
+std::vector<SeedParam> served_seed_shapes(const AmdSet& set) {
+  std::vector<SeedParam> v;
+  for (const VaeShape& s : kVaeShapes)
+    if (served(case_desc(s.desc(), kType, CaseOptions{}), set.set)) v.push_back({set, s});
+  return v;
+}
+template <DType kType>
+std::vector<SeedParam> seed_params() {
+  std::vector<SeedParam> v;
+  for (const AmdSet& set : amd_sets())
+    for (const SeedParam& p : served_seed_shapes<kType>(set)) v.push_back(p);
+  return v;
+}
+
+template <DType kType>
+uint32_t seed_of(const SeedParam& p) {
+  const uint32_t base = kType == DType::kFP8E4M3 ? 4000u : 3000u;
+  return base + (p.set.set == TableSet::kGfx942Twin ? 500u : 0u) +
+         uint32_t(p.shape.cin * 7 + p.shape.cout * 13 + p.shape.h);
+}
+
+// The param lists must not come out empty by a dispatch change without a sound.
+TEST(AmdTables, ServeSeedShapes) {
+  if (amd_sets().empty()) GTEST_SKIP() << "this build has no AMD table set of its own";
+  for (const AmdSet& set : amd_sets()) {
+    EXPECT_GE(served_seed_shapes<DType::kBF16>(set).size(), 4u) << set.name;
+    EXPECT_GE(served_seed_shapes<DType::kFP8E4M3>(set).size(), 4u) << set.name;
+  }
+}
+
+class AmdTablesSeedBf16 : public ::testing::TestWithParam<SeedParam> {};
+TEST_P(AmdTablesSeedBf16, MatchesReference) {
+  CaseOptions o;
+  o.seed = seed_of<DType::kBF16>(GetParam());
+  check_set_case<DType::kBF16>(GetParam().set.set, GetParam().shape.desc(), o);
+}
+INSTANTIATE_TEST_SUITE_P(Seed, AmdTablesSeedBf16, ::testing::ValuesIn(seed_params<DType::kBF16>()),
+                         seed_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AmdTablesSeedBf16);
+
+class AmdTablesSeedFp8 : public ::testing::TestWithParam<SeedParam> {};
+TEST_P(AmdTablesSeedFp8, MatchesDequantizedReference) {
+  CaseOptions o;
+  o.seed = seed_of<DType::kFP8E4M3>(GetParam());
+  check_set_case<DType::kFP8E4M3>(GetParam().set.set, GetParam().shape.desc(), o);
+}
+INSTANTIATE_TEST_SUITE_P(Seed, AmdTablesSeedFp8, ::testing::ValuesIn(seed_params<DType::kFP8E4M3>()),
+                         seed_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AmdTablesSeedFp8);
+
+// --- Extra cases --------------------------------------------------------------------------------
+struct ExtraParam {
+  AmdSet set;
+  std::string name;
+  ConvDesc desc;  // as the factories give it (bf16)
+  CaseOptions opt;
+};
+void PrintTo(const ExtraParam& p, std::ostream* os) { *os << p.set.name << " " << p.name; }
+std::string extra_name(const ::testing::TestParamInfo<ExtraParam>& i) {
+  return std::string(i.param.set.name) + "_" + i.param.name;
+}
+
+// The wide tiles' own cases, both operand types (Cin > 96 or T > 1 where the bf16 halo kernel
+// would take a T = 1 Cin <= 96 conv on the mma.sync build).
+std::vector<ConvCase> wide_cases() {
+  CaseOptions plain, res, inplace;
+  res.residual = true;
+  inplace.residual_in_place = true;
+  const Aim none{};
+  return {
+      // Partial tiles of 128 and 256 rows: 37 x 53 = 1961 pixels per frame, two frames.
+      {"causal_video_t2_partial_res", ConvDesc::causal3x3x3(1, 2, 37, 53, 96, 192), res, none},
+      {"causal_cin192_odd_inplace", ConvDesc::causal3x3x3(1, 1, 45, 77, 192, 96), inplace, none},
+      {"causal_n2_cin384", ConvDesc::causal3x3x3(2, 1, 19, 23, 384, 96), plain, none},
+      {"causal_strided_cin192",
+       with_padded_strides(ConvDesc::causal3x3x3(1, 1, 21, 18, 192, 96), 16, 8), res, none},
+      {"down_n2_odd", ConvDesc::downsample(2, 1, 77, 131, 96, 96), plain, none},
+      {"up_residual", ConvDesc::upsample2x(1, 1, 20, 12, 384, 192), res, none},
+      {"up_video_t2_inplace", ConvDesc::upsample2x(1, 2, 17, 9, 192, 96), inplace, none},
+  };
+}
+
+// Per set: the wide cases, then the shared table's cases (conv_cases.hpp, "table_" names) that
+// the set's own tiles serve.
+template <DType kType>
+std::vector<ExtraParam> extra_params() {
+  std::vector<ExtraParam> v;
+  for (const AmdSet& set : amd_sets()) {
+    for (const ConvCase& c : wide_cases()) v.push_back({set, c.name, c.desc, c.opt});
+    for (const ConvCase& c : extra_cases(kType))
+      if (served(case_desc(c.desc, kType, c.opt), set.set))
+        v.push_back({set, std::string("table_") + c.name, c.desc, c.opt});
+  }
+  return v;
+}
+
+class AmdTablesExtraBf16 : public ::testing::TestWithParam<ExtraParam> {};
+TEST_P(AmdTablesExtraBf16, MatchesReference) {
+  check_set_case<DType::kBF16>(GetParam().set.set, GetParam().desc, GetParam().opt);
+}
+INSTANTIATE_TEST_SUITE_P(Cases, AmdTablesExtraBf16,
+                         ::testing::ValuesIn(extra_params<DType::kBF16>()), extra_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AmdTablesExtraBf16);
+
+class AmdTablesExtraFp8 : public ::testing::TestWithParam<ExtraParam> {};
+TEST_P(AmdTablesExtraFp8, MatchesDequantizedReference) {
+  check_set_case<DType::kFP8E4M3>(GetParam().set.set, GetParam().desc, GetParam().opt);
+}
+INSTANTIATE_TEST_SUITE_P(Cases, AmdTablesExtraFp8,
+                         ::testing::ValuesIn(extra_params<DType::kFP8E4M3>()), extra_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AmdTablesExtraFp8);
+
+}  // namespace
+}  // namespace vaeconv::test
