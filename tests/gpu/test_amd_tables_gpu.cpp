@@ -35,8 +35,9 @@ struct AmdSet {
 };
 std::vector<AmdSet> amd_sets() {
   std::vector<AmdSet> v;
-  if (kernel::kGfx950Tables) v.push_back({TableSet::kGfx950, "gfx950"});
-  if (kernel::kGfx942TwinTables) v.push_back({TableSet::kGfx942Twin, "gfx942"});
+  // if constexpr: under a plain if, nvcc may report the statement unreachable on a build without.
+  if constexpr (kernel::kGfx950Tables) v.push_back({TableSet::kGfx950, "gfx950"});
+  if constexpr (kernel::kGfx942TwinTables) v.push_back({TableSet::kGfx942Twin, "gfx942"});
   return v;
 }
 bool built(TableSet s) {
