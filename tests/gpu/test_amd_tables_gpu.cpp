@@ -3,13 +3,14 @@
 // Each AMD target has its own table set (kernel/tile_table.hpp): gfx942's fits its 64 KiB of LDS
 // (on AMD, the primary set), gfx950's replaces the wide tiles by ones sized to its 160 KiB. The
 // NVIDIA mma.sync build (cuda-mma preset), whose primary set is NVIDIA's own tiles, instantiates
-// both sets' wide tile policies on the mma.sync atom (TableSet::kGfx950, kGfx942Twin): this
-// suite runs them there, through precompiled::conv_forward_table_set, against the CPU reference
-// (conv_case.hpp), over every seed shape whose plan under the set differs from the primary set's
+// both sets' own tile policies on the mma.sync atom (TableSet::kGfx950: its wide tiles;
+// kGfx942Twin: gfx942's wide and tap-reduce tiles): this suite runs them there, through
+// precompiled::conv_forward_table_set, against the CPU reference (conv_case.hpp), over every
+// seed shape whose plan under the set differs from the primary set's
 // (the shapes the set's own tiles serve), over extra cases of those tiles (partial tiles,
 // residuals, video, strided views, downsample, upsample phases) and over the shared case table's
 // (conv_cases.hpp) that the set's own tiles serve. Each case asserts, without a GPU too, that
-// which_kernel gives it the set's wide tile (the cdna shape, field by field). A build without a
+// which_kernel gives it the set's own tile (the cdna shape, field by field). A build without a
 // set skips its cases (the NVIDIA wgmma build has neither; AMD has no gfx942 twin, gfx942's set
 // being its primary one, which the seed suite runs); on AMD the gfx950 set runs on a gfx950
 // device only.
@@ -28,7 +29,7 @@ namespace {
 
 using kernel::TableSet;
 
-// An AMD table set other than the build's primary one, and its wide tiles' shapes.
+// An AMD table set other than the build's primary one, and its own tiles' shapes.
 struct AmdSet {
   TableSet set;
   const char* name;  // the target, in test names
@@ -44,17 +45,20 @@ bool built(TableSet s) {
   return s == TableSet::kGfx950 ? kernel::kGfx950Tables : kernel::kGfx942TwinTables;
 }
 
-struct WideTile {
+struct Tile {
   int bm, bn, bk, warps_m, warps_n, stages;
 };
 template <class Shape>
-constexpr WideTile tile_of() {
+constexpr Tile tile_of() {
   return {Shape::BM, Shape::BN, Shape::BK, Shape::kWarpsM, Shape::kWarpsN, Shape::kStages};
 }
+// The set's tile of a family: its wide tile (implicit GEMM) or the cdna tap-reduce tile (the
+// gfx942 twin's; gfx950's set keeps the primary set's, so no case of it plans one).
 template <DType kType>
-WideTile wide_tile(TableSet s) {
+Tile own_tile(TableSet s, bool tap_reduce) {
   namespace c = kernel::cdna;
   const bool fp8 = kType == DType::kFP8E4M3;
+  if (tap_reduce) return fp8 ? tile_of<c::TapReduceShapeFp8>() : tile_of<c::TapReduceShape>();
   if (s == TableSet::kGfx950)
     return fp8 ? tile_of<c::Gfx950WideShapeFp8>() : tile_of<c::Gfx950WideShape>();
   return fp8 ? tile_of<c::WideShapeFp8>() : tile_of<c::WideShape>();
@@ -86,12 +90,13 @@ void check_set_case(TableSet s, const ConvDesc& factory_desc, CaseOptions o) {
   ASSERT_TRUE(p.status.ok()) << p.status.to_string();
   EXPECT_NE(p.own.name(), p.primary.name()) << "not a case of the set's own tiles";
   ASSERT_EQ(p.own.table_set, s);
-  ASSERT_EQ(p.own.family(), "implicit_gemm") << p.own.name();
-  const WideTile w = wide_tile<kType>(s);
+  const bool tap_reduce = p.own.family() == "tap_reduce";
+  ASSERT_TRUE(tap_reduce || p.own.family() == "implicit_gemm") << p.own.name();
+  const Tile w = own_tile<kType>(s, tap_reduce);
   ASSERT_TRUE(p.own.bm == w.bm && p.own.bn == w.bn && p.own.bk == w.bk &&
               p.own.warps_m == w.warps_m && p.own.warps_n == w.warps_n &&
               p.own.stages == w.stages)
-      << "which_kernel: " << p.own.name() << ", the set's wide tile is " << w.bm << "x" << w.bn
+      << "which_kernel: " << p.own.name() << ", the set's tile is " << w.bm << "x" << w.bn
       << "x" << w.bk << " w" << w.warps_m << "x" << w.warps_n << " s" << w.stages;
   VAECONV_REQUIRE_GPU();
 #if defined(VAECONV_BACKEND_HIP)

@@ -271,10 +271,11 @@ constexpr bool kGfx950Tables = false;
 // The gfx942 table set's portable twin (TableSet::kGfx942Twin). On AMD gfx942's tables are the
 // primary set; the NVIDIA mma.sync build's primary set is NVIDIA's own tiles, so there gfx942's
 // wide tiles (the bf16 one 16 deep: 32-byte LDS rows in three stages, a layout no NVIDIA tile
-// has) are instantiated on the mma.sync atom for the GPU suite to run. Only the wide tiles, the
-// ones most of the set's FLOPs run on: the narrow, tiny, element-wise and tap-reduce tiles keep
-// the primary set's (each more policy is a dozen more kernels to compile). Not in
-// visit_table_set: a device never runs it, so conv_forward does not instantiate it.
+// has) and its tap-reduce tiles (the 8 x 16 halo of 128 rows in two stages) are instantiated on
+// the mma.sync atom for the GPU suite to run. The narrow, tiny and element-wise tiles keep the
+// primary set's (they differ from gfx942's in stages or warps only, and each more wide-family
+// policy is five more kernels to compile). Not in visit_table_set: a device never runs it, so
+// conv_forward does not instantiate it.
 #if !defined(VAECONV_WIDE_WGMMA) && !defined(VAECONV_BACKEND_HIP)
 constexpr bool kGfx942TwinTables = true;
 template <DType kType>
@@ -282,10 +283,12 @@ struct Gfx942TwinTiles;
 template <>
 struct Gfx942TwinTiles<DType::kBF16> : Tiles<DType::kBF16> {
   using Wide = TilePolicy<cdna::WideShape, Arch, Arch::AtomBf16>;
+  using TapReduce = TilePolicy<cdna::TapReduceShape, Arch, Arch::AtomBf16>;
 };
 template <>
 struct Gfx942TwinTiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using Wide = TilePolicy<cdna::WideShapeFp8, Arch, Arch::AtomFp8>;
+  using TapReduce = TilePolicy<cdna::TapReduceShapeFp8, Arch, Arch::AtomFp8>;
 };
 struct ShippedTilesGfx942Twin {
   template <DType kType>
