@@ -24,6 +24,10 @@ What is swapped (an instance-level `forward`; no diffusers source, class or para
   - QwenImageRMS_norm / WanRMS_norm (channel_first, C a multiple of 8) -> torch.ops.vaeconv.rms_norm
     on channels-last inputs, with the SiLU that follows it fused where the owner's forward provably
     applies its nonlinearity right after the norm (norms=False keeps them; see _patch_norms).
+  - the forward of QwenImageResidualBlock / WanResidualBlock (the same steps and feat_cache
+    protocol), with the shortcut h passed to conv2's op as its `residual` where conv2 runs on
+    vaeconv and h is bf16 and channels-last; else conv2 then `x + h` as diffusers does
+    (residuals=False keeps them; see _patch_residuals).
 Every other module is untouched, and a swapped one keeps its original computation, per call, for
 what vaeconv does not run: a cache other than 1 or 2 frames of x's size (1 for downsample3d), Cin
 not a multiple of 8 (bf16) / 16 (fp8) channels with a cache (the cached and temporal kernels read
@@ -34,6 +38,7 @@ library has no kernels for (decided once per device, with a warning).
 """
 import inspect
 import re
+import textwrap
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -59,6 +64,7 @@ class PatchReport:
     patched: list = field(default_factory=list)   # (module name, op name)
     skipped: list = field(default_factory=list)   # (module name, reason)
     norms: list = field(default_factory=list)     # (module name, "rms_norm" or "rms_norm+silu")
+    residuals: list = field(default_factory=list)  # (block's conv2 name, "causal_conv3d+residual")
 
     def __str__(self):
         kinds = {}
@@ -304,13 +310,14 @@ def _install(module, kind, conv, forward, options):
     return st
 
 
-def patch(model, *, compute_dtype=None, fp8=False, cpu_reference=False, norms=True):
+def patch(model, *, compute_dtype=None, fp8=False, cpu_reference=False, norms=True, residuals=True):
     """Swaps the convs of `model` (any module tree: a whole VAE, its encoder, ...) that vaeconv
     runs. compute_dtype=torch.bfloat16 lets fp32 / fp16 modules compute their swapped convs in
     bf16 (inputs cast to bf16, outputs back); fp8=True runs them with e4m3fn operands (activation
     scale per tensor, weight scales per output channel); cpu_reference=True sends CPU tensors to
-    the ops' aten reference (tests, tracing without a GPU). Returns a PatchReport. Patching a
-    patched module does nothing."""
+    the ops' aten reference (tests, tracing without a GPU). norms=False keeps the RMS norms;
+    residuals=False keeps the residual blocks' `x + h` (see _patch_residuals). Returns a
+    PatchReport. Patching a patched module does nothing."""
     if compute_dtype not in (None, torch.bfloat16):
         raise ValueError(f"compute_dtype must be None or torch.bfloat16, got {compute_dtype}")
     options = dict(fp8=bool(fp8), compute_dtype=compute_dtype, cpu_reference=bool(cpu_reference))
@@ -351,6 +358,8 @@ def patch(model, *, compute_dtype=None, fp8=False, cpu_reference=False, norms=Tr
                 report.patched.append((_child(name, "resample"), ops._KIND_NAMES[kind]))
     if norms:
         _patch_norms(model, options, report)
+    if residuals:  # after the norms: their SiLU pairing reads the blocks' class forward
+        _patch_residuals(model, report)
     return report
 
 
@@ -358,7 +367,7 @@ def unpatch(model):
     """Undoes patch(): each swapped module gets back exactly the forward it had (none of its own,
     as diffusers builds them, or the one it had before), and its packed weights are released.
     Returns how many modules were restored."""
-    restored = _unpatch_norms(model)
+    restored = _unpatch_norms(model) + _unpatch_residuals(model)
     for m in model.modules():
         st = m.__dict__.pop(_STATE, None)
         if st is None:
@@ -506,7 +515,8 @@ def silu_pairs_from_source(source):
 
 def _silu_pairs(owner):
     act = getattr(owner, "nonlinearity", None)
-    if type(act) is not nn.SiLU or "forward" in act.__dict__ or "forward" in owner.__dict__:
+    own_forward = "forward" in owner.__dict__ and _RES_STATE not in owner.__dict__  # ours stands for the class's
+    if type(act) is not nn.SiLU or "forward" in act.__dict__ or own_forward:
         return []  # an instance forward of its own (either): not the computation the source shows
     try:
         source = inspect.getsource(type(owner).forward)
@@ -562,4 +572,168 @@ def _unpatch_norms(model):
             else:
                 m.__dict__.pop("forward", None)
             restored += 1
+    return restored
+
+
+# --- Residual blocks: the shortcut added in conv2's epilogue ----------------------------------------
+# QwenImageResidualBlock / WanResidualBlock end with `return x + h`, h = conv_shortcut(x) (a 1x1x1
+# causal conv where in_dim != out_dim, else the block's input). Their instance forward here is the
+# same computation step for step (conv_shortcut, norm1, nonlinearity, conv1 under the feat_cache
+# protocol, norm2, nonlinearity, dropout, conv2 under the protocol; the cache_x each conv stores),
+# except that where conv2 runs on vaeconv (patched, and its call usable as _causal_forward decides)
+# and h is bf16, x's shape, stored channels-last with a 16-byte-aligned start (a vaeconv output, or
+# an aten conv's channels-last output), h goes to conv2's op as `residual`: added to the fp32
+# accumulator and rounded once, where diffusers rounds conv2's output and then the sum. Any other h
+# (NCDHW, another dtype: the op would copy or refuse it) keeps aten's add after conv2, and a conv2
+# that vaeconv does not run keeps conv2's own forward then the add, bit for bit diffusers' result.
+# The block is patched only where its class forward is the one this stands for: no instance
+# forward, the feat_cache / feat_idx signature, the module calls in diffusers' order and
+# `return x + h` (read from the forward's source), CACHE_T = 2 in its module, and conv2 patched.
+# The norms' SiLU fusion reads the class forward's source and so is unaffected.
+
+RESIDUAL_CLASSES = ("QwenImageResidualBlock", "WanResidualBlock")
+_RES_STATE = "_vaeconv_residual_patch"
+_RES_CALLS = ["conv_shortcut", "norm1", "nonlinearity", "conv1", "conv1", "norm2", "nonlinearity",
+              "dropout", "conv2", "conv2"]
+_SELF_CALL = re.compile(r"self\.(\w+)\(")
+
+
+class _ResidualState:
+    """What patch() changed on a residual block, for _unpatch_residuals."""
+
+    def __init__(self, module):
+        self.had_instance_forward = "forward" in module.__dict__
+        self.instance_forward = module.__dict__.get("forward")
+
+    def original(self, module, *args):
+        if self.had_instance_forward:
+            return self.instance_forward(*args)
+        return type(module).forward(module, *args)
+
+
+def residual_forward_matches_source(source):
+    """Whether a residual block forward's source is the computation _residual_forward stands for:
+    the module calls self.conv_shortcut, norm1, nonlinearity, conv1 (cached and uncached), norm2,
+    nonlinearity, dropout, conv2 (cached and uncached) in that order and nothing else of self,
+    the cache slices by CACHE_T, and its last statement is `return x + h`."""
+    lines = [ln.strip() for ln in source.splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    if not lines or not lines[0].startswith("def forward(") or lines[-1] != "return x + h":
+        return False
+    body = "\n".join(lines[1:])
+    if _SELF_CALL.findall(body) != _RES_CALLS or len(re.findall(r"self\.\w+", body)) != len(_RES_CALLS):
+        return False
+    return (body.count("CACHE_T") == 2 and body.count("h = self.conv_shortcut(x)") == 1
+            and len(re.findall(r"x = self\.conv2\(x, feat_cache\[\w+\]\)", body)) == 1
+            and body.count("x = self.conv2(x)") == 1 and body.count("x = self.dropout(x)") == 1)
+
+
+def _residual_refusal(m):
+    if "forward" in m.__dict__:
+        return "the module has an instance forward of its own"
+    for attr in ("conv_shortcut", "norm1", "nonlinearity", "conv1", "norm2", "dropout", "conv2"):
+        if not isinstance(getattr(m, attr, None), nn.Module):
+            return f"no {attr} module"
+    if type(m.conv2).__name__ not in CAUSAL_CLASSES or _STATE not in m.conv2.__dict__:
+        return "conv2 is not a causal conv on vaeconv"
+    params = inspect.signature(type(m).forward).parameters
+    if "feat_cache" not in params or "feat_idx" not in params:
+        return "its forward has no feat_cache / feat_idx (not the chunked-video protocol this patch keeps)"
+    try:
+        source = inspect.getsource(type(m).forward)
+        home = inspect.getmodule(type(m))
+    except (OSError, TypeError):
+        return "the source of its forward is not readable"
+    if getattr(home, "CACHE_T", None) != CACHE_T:
+        return f"CACHE_T = {getattr(home, 'CACHE_T', None)!r} in {getattr(home, '__name__', '?')} (this patch keeps {CACHE_T})"
+    if not residual_forward_matches_source(textwrap.dedent(source)):
+        return "its forward is not diffusers' residual block forward (module calls or return differ)"
+    return None
+
+
+def _residual_usable(x, h):
+    """Whether h can be conv2's residual as it is (no copy, no conversion)."""
+    if not isinstance(h, torch.Tensor) or h.dtype != torch.bfloat16 or x.dtype != torch.bfloat16:
+        return False
+    if h.dim() != 5 or h.device != x.device or (torch.is_grad_enabled() and h.requires_grad):
+        return False
+    if not h.permute(0, 2, 3, 4, 1).is_contiguous():
+        return False
+    # The kernels read 16-byte-aligned rows (the op copies a view that starts elsewhere). Traced
+    # by torch.compile the offset is not readable; the allocator's tensors (every op's output)
+    # start aligned, so only a view of one could be copied there.
+    return torch.compiler.is_compiling() or (h.storage_offset() * h.element_size()) % 16 == 0
+
+
+def _conv2_plus(self, x, h, cache=_NO_ARG):
+    """conv2(x[, cache]) + h: one op with h as its residual where vaeconv runs conv2 and h fits,
+    else the block's own computation."""
+    conv = self.conv2
+    st = conv.__dict__.get(_STATE)
+    if st is not None and st.kind == ops.CAUSAL and x.dim() == 5 and _residual_usable(x, h) \
+            and tuple(h.shape) == (x.shape[0], conv.out_channels) + tuple(x.shape[2:]) \
+            and _usable(st, x, conv.weight):
+        if cache is _NO_ARG or cache is None:
+            return st.op(x, conv.weight, conv.bias, h, st.fp8)
+        if _cache_usable(st, x, cache):
+            return ops.causal_conv3d_cached(x, _bf16(cache), conv.weight, conv.bias, h, st.fp8)
+    y = conv(x) if cache is _NO_ARG else conv(x, cache)
+    return y + h
+
+
+def _residual_forward(self, x, feat_cache=None, feat_idx=_NO_ARG):
+    """QwenImageResidualBlock / WanResidualBlock forward with the shortcut added in conv2's op."""
+    if feat_cache is not None and feat_idx is _NO_ARG:  # diffusers' default list: its own forward
+        return self.__dict__[_RES_STATE].original(self, x, feat_cache)
+    h = self.conv_shortcut(x)
+    x = self.nonlinearity(self.norm1(x))
+    if feat_cache is None:
+        x = self.conv1(x)
+    else:
+        x = _cached_step(x, feat_cache, feat_idx, lambda v, c: self.conv1(v, c))
+    x = self.dropout(self.nonlinearity(self.norm2(x)))
+    if feat_cache is None:
+        return _conv2_plus(self, x, h)
+    return _cached_step(x, feat_cache, feat_idx, lambda v, c: _conv2_plus(self, v, h, c))
+
+
+def _cached_step(x, feat_cache, feat_idx, conv):
+    """One causal conv of a residual block under the feat_cache protocol: conv(x, the slot's
+    cache), and the slot then holds x's last CACHE_T frames (the stored last frame in front of a
+    one-frame chunk)."""
+    idx = feat_idx[0]
+    prev = feat_cache[idx]
+    cache_x = x[:, :, -CACHE_T:, :, :].clone()
+    if cache_x.shape[2] < 2 and prev is not None:
+        cache_x = torch.cat([prev[:, :, -1, :, :].unsqueeze(2).to(cache_x.device), cache_x], dim=2)
+    y = conv(x, prev)
+    feat_cache[idx] = cache_x
+    feat_idx[0] += 1
+    return y
+
+
+def _patch_residuals(model, report):
+    for name, m in model.named_modules():
+        if type(m).__name__ not in RESIDUAL_CLASSES or _RES_STATE in m.__dict__:
+            continue
+        why = _residual_refusal(m)
+        if why is not None:
+            report.skipped.append((name, why))
+            continue
+        m.__dict__[_RES_STATE] = _ResidualState(m)
+        m.forward = types.MethodType(_residual_forward, m)
+        report.residuals.append((_child(name, "conv2"), "causal_conv3d+residual"))
+
+
+def _unpatch_residuals(model):
+    restored = 0
+    for m in model.modules():
+        st = m.__dict__.pop(_RES_STATE, None)
+        if st is None:
+            continue
+        if st.had_instance_forward:
+            m.__dict__["forward"] = st.instance_forward
+        else:
+            m.__dict__.pop("forward", None)
+        restored += 1
     return restored

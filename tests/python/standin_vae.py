@@ -190,3 +190,80 @@ class WanLikeVae(nn.Module):
         self.dec_cache = [None] * 32
         return torch.cat([self.run(self.dec, z[:, :, i:i + 1], self.dec_cache, [0])
                           for i in range(z.shape[2])], 2)
+
+
+# --- Residual blocks with norms, as vaeconv.torch.patch's residual-block swap expects ------------
+
+CACHE_T = 2  # the module constant the residual-block patch checks (diffusers' CACHE_T)
+
+
+class QwenImageRMS_norm(nn.Module):
+    """Channel-first RMS norm: F.normalize over dim 1 (fp32 for bf16 inputs, rounded back) times
+    sqrt(C), gamma and bias."""
+
+    def __init__(self, dim, images=True, bias=False):
+        super().__init__()
+        shape = (dim, 1, 1) if images else (dim, 1, 1, 1)
+        self.channel_first = True
+        self.scale = dim ** 0.5
+        self.gamma = nn.Parameter(torch.ones(shape))
+        self.bias = nn.Parameter(torch.zeros(shape)) if bias else 0.0
+
+    def forward(self, x):
+        low = x.dtype in (torch.float16, torch.bfloat16)
+        return F.normalize(x.float() if low else x, dim=1).to(x.dtype) * self.scale * self.gamma + self.bias
+
+
+class WanRMS_norm(QwenImageRMS_norm):
+    pass
+
+
+class QwenImageResidualBlock(nn.Module):
+    """shortcut h; norm1, SiLU, conv1; norm2, SiLU, dropout, conv2; + h. With feat_cache each conv
+    reads its slot (None on the first chunk) and leaves its input's last CACHE_T frames there (the
+    slot's last frame in front of a one-frame chunk), then the slot index advances."""
+
+    norm_class, conv_class = QwenImageRMS_norm, QwenImageCausalConv3d
+
+    def __init__(self, in_dim, out_dim, dropout=0.0):
+        super().__init__()
+        self.nonlinearity = nn.SiLU()
+        self.norm1 = self.norm_class(in_dim, images=False)
+        self.conv1 = self.conv_class(in_dim, out_dim, 3, padding=1)
+        self.norm2 = self.norm_class(out_dim, images=False)
+        self.dropout = nn.Dropout(dropout)
+        self.conv2 = self.conv_class(out_dim, out_dim, 3, padding=1)
+        self.conv_shortcut = self.conv_class(in_dim, out_dim, 1) if in_dim != out_dim else nn.Identity()
+
+    def forward(self, x, feat_cache=None, feat_idx=[0]):
+        h = self.conv_shortcut(x)
+        x = self.norm1(x)
+        x = self.nonlinearity(x)
+        if feat_cache is None:
+            x = self.conv1(x)
+        else:
+            slot = feat_idx[0]
+            keep = x[:, :, -CACHE_T:].clone()
+            if keep.shape[2] == 1 and feat_cache[slot] is not None:
+                keep = torch.cat([feat_cache[slot][:, :, -1:], keep], 2)
+            x = self.conv1(x, feat_cache[slot])
+            feat_cache[slot] = keep
+            feat_idx[0] += 1
+        x = self.norm2(x)
+        x = self.nonlinearity(x)
+        x = self.dropout(x)
+        if feat_cache is None:
+            x = self.conv2(x)
+        else:
+            slot = feat_idx[0]
+            keep = x[:, :, -CACHE_T:].clone()
+            if keep.shape[2] == 1 and feat_cache[slot] is not None:
+                keep = torch.cat([feat_cache[slot][:, :, -1:], keep], 2)
+            x = self.conv2(x, feat_cache[slot])
+            feat_cache[slot] = keep
+            feat_idx[0] += 1
+        return x + h
+
+
+class WanResidualBlock(QwenImageResidualBlock):
+    norm_class, conv_class = WanRMS_norm, WanCausalConv3d
