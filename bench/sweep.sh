@@ -163,7 +163,7 @@ for c in cands:
     for p in out["plans"]:
         k = p["kernel"]
         if (p.get("target", target) != target or p["dtype"] != dt or k["family"] != "implicit_gemm"
-                or not k["vector"] or k["bn"] != 96):
+                or not k["vector"] or k["bn"] != 96 or P.is_video(p)):
             continue
         fp = p["h"] * p["w"] if k["geometry"][3] == 2 else p["out_h"] * p["out_w"]
         m_old, nt = math.ceil(fp / k["bm"]), math.ceil(p["cout"] / k["bn"])

@@ -517,6 +517,15 @@ def decode_name(mangled: str) -> Dict[str, object]:
     m = re.search(r"GeometryILi(\d)ELi(\d)ELi(\d)ELi(\d)EE", mangled)
     if m:
         d["geometry"] = tuple(int(x) for x in m.groups())
+    # The implicit GEMM's other A loaders are named geometry structs, not Geometry<...>: the
+    # cached causal conv (CachedCausalGeometry: the causal numbers, kernel/cached_frames.hpp) and
+    # the (3,1,1) temporal conv (TemporalGeometry, kernel/temporal_gather.hpp). Their numbers are
+    # the ones which_kernel's plan reports (Geo::kStride, kPad, kUp, kTaps).
+    d["loader"] = ""
+    if "20CachedCausalGeometryE" in mangled:
+        d["loader"], d["geometry"] = "cached", (1, 1, 1, 3)
+    elif "16TemporalGeometryE" in mangled:
+        d["loader"], d["geometry"] = "temporal", (1, 0, 1, 1)
     m = re.search(r"HaloPatchILi(\d+)ELi(\d+)E", mangled)
     if m:
         d["halo"] = (int(m.group(1)), int(m.group(2)))
@@ -541,6 +550,8 @@ def match_plan(kernels: List[Kernel], plan_kernel: dict, dtype: str) -> List[Ker
             continue
         if pk["family"] == "implicit_gemm":
             if d.get("geometry") != tuple(pk["geometry"]) or d.get("vector") != pk["vector"]:
+                continue
+            if d.get("loader", "") != pk.get("loader", ""):
                 continue
         out.append(k)
     return out

@@ -196,21 +196,36 @@ def blocks_per_cu(kern: cdna_asm.Kernel, plan_k: dict, target: str) -> int:
     return max(min(by_waves, by_lds), 1)
 
 
+def output_bytes(p: dict) -> float:
+    """The bf16 output: N x T_out frames (a plan without video fields: one frame)."""
+    return float(p.get("n", 1) * p.get("out_t", 1) * p["out_h"] * p["out_w"] * p["cout"] * 2)
+
+
 def unique_read_bytes(p: dict) -> float:
     """Input + packed weights: what every L2 domain reads at least once."""
-    return unique_bytes(p) - p["out_h"] * p["out_w"] * p["cout"] * 2
+    return unique_bytes(p) - output_bytes(p)
 
 
 def unique_bytes(p: dict) -> float:
+    """Input (the new frames and any cached ones), packed weights and output, each once. The
+    video entries' K is the plan's gemm_k (27 taps x Cin for the cached 3x3x3 conv, 3 x Cin for
+    the temporal conv); the upsample phases pack 4 taps per phase."""
     eb = 1 if p["dtype"] == "fp8" else 2
     k = p["kernel"]
-    x = p["h"] * p["w"] * p["cin"] * eb
-    taps = 4 if k["geometry"][3] == 2 else 9
-    kk = taps * p["cin"] * eb
+    frames = p.get("n", 1) * (p.get("t", 1) + p.get("cache_frames", 0))
+    x = frames * p["h"] * p["w"] * p["cin"] * eb
+    if k["geometry"][3] == 2:
+        kk = 4 * p["cin"] * eb
+    else:
+        kk = p.get("gemm_k", 9 * p["cin"]) * eb
     k_pad = math.ceil(kk / 128) * 128
     w = p["cout"] * k_pad * (4 if k["geometry"][3] == 2 else 1)
-    y = p["out_h"] * p["out_w"] * p["cout"] * 2  # bf16 output
-    return float(x + w + y)
+    return float(x + w + output_bytes(p))
+
+
+def is_video(p: dict) -> bool:
+    """A video conv of issue 27 (dispatch_plan's "set": "video"), outside the image totals."""
+    return p.get("set") == "video"
 
 
 # ------------------------------------------------------------------ prediction
@@ -281,6 +296,26 @@ def shape_json(r: dict) -> dict:
             "bounds_us": {k: round(v, 2) for k, v in pred.nom.bounds_us.items()}}
 
 
+def peak_fraction(r: dict, tname: str) -> float:
+    """The conv's FLOPs per predicted second over its dtype's dense MFMA peak (nominal clock)."""
+    peak = machines.const(tname, "peak_flops_fp8" if r["plan"]["dtype"] == "fp8"
+                          else "peak_flops_bf16")
+    peak = peak.at("nom") if isinstance(peak, Range) else peak
+    return r["plan"]["flops"] / (r["pred"].time_us * 1e-6) / peak
+
+
+def video_json(r: dict, tname: str) -> dict:
+    """shape_json plus what a video conv adds: its frames, its A loader, the share of the peak."""
+    p = r["plan"]
+    out = shape_json(r)
+    out.update({"kind": p["kind"], "cin": p["cin"], "cout": p["cout"], "h": p["h"], "w": p["w"],
+                "n": p["n"], "t": p["t"], "cache_frames": p["cache_frames"],
+                "t_in": p["t"] + p["cache_frames"], "t_out": p["out_t"], "stride_t": p["stride_t"],
+                "loader": p["kernel"].get("loader", ""), "launches": p["kernel"]["launches"],
+                "peak_fraction": round(peak_fraction(r, tname), 3)})
+    return out
+
+
 def build_json(res: dict, lds_src: str) -> dict:
     out = {}
     for tname, rows in res.items():
@@ -296,7 +331,8 @@ def build_json(res: dict, lds_src: str) -> dict:
             "bf16_hot1328_ms": ms(b1328, "nom"),
             "bf16_hot1328_ms_range": [ms(b1328, "opt"), ms(b1328, "pess")],
             "fp8_hot1328_ms": ms(f1328, "nom"),
-            "shapes": [shape_json(r) for r in rows],
+            "shapes": [shape_json(r) for r in rows if not is_video(r["plan"])],
+            "video_shapes": [video_json(r, tname) for r in rows if is_video(r["plan"])],
         }
     vpath = os.path.join(HERE, "validation.json")
     validation = {}
@@ -372,7 +408,12 @@ def pe_share(rows: List[dict], dtype: str = "bf16") -> float:
 
 
 # ------------------------------------------------------------------ documents
-def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = None) -> str:
+def fmt_opt(v: Optional[float]) -> str:
+    return "—" if v is None else f"{v:.1f}"
+
+
+def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = None,
+              build: str = "", lds_rows=None) -> str:
     L = []
     a = L.append
     a("# Predicted AMD performance (static CDNA model)\n")
@@ -417,7 +458,7 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
         a("| shape | dtype | calls | kernel | blocks x K tiles | blocks/CU | µs | range µs | bound | "
           "TFLOP/s | MFMA µs | issue µs | LDS µs | L1 µs | latency µs | L2 µs | MALL µs | HBM µs |")
         a("|---|---|---:|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for r in res[t]:
+        for r in (r for r in res[t] if not is_video(r["plan"])):
             p, pred, Lh = r["plan"], r["pred"], r["launch"]
             b = pred.nom.bounds_us
             k = p["kernel"]
@@ -450,6 +491,7 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
               f"{c.nop_cycles:g} | {c.barriers:g} | {c.lgkm_waits:g} | "
               f"{kc.prologue.instructions:g} / {kc.epilogue.instructions:g} |")
         a("")
+    render_video_md(res, a, build, lds_rows)
     a("## Machine constants and assumptions\n")
     a("Ranges are `nominal [optimistic, pessimistic]`. Rows marked ASSUMPTION are not published "
       "for this hardware.\n")
@@ -547,6 +589,101 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
     return "\n".join(L) + "\n"
 
 
+def plain_loader_us(build: str, r: dict, tname: str, lds_rows) -> Optional[float]:
+    """What-if for a cached conv: the same launch timed with the loop and prologue / epilogue of
+    the plain causal instance of its tile (one A view, the image shapes' kernel): what reading
+    both views costs in the model. None for other rows."""
+    p = r["plan"]
+    if not build or not is_video(p) or p["kernel"].get("loader") != "cached":
+        return None
+    arch = machines.TARGETS[tname]
+    asm = os.path.join(build, "kernels", "asm", f"conv_instances-{arch}.s")
+    kernels = _PARSED[f"{asm}:{os.path.getmtime(asm)}"]
+    k = dict(p["kernel"], loader="")
+    found = cdna_asm.match_plan(kernels, k, p["dtype"])
+    if len(found) != 1:
+        return None
+    rw, ww, _ = lds_ways_for(lds_rows, arch, k, p["dtype"],
+                             machines.const(tname, "lds_ways_assumed"))
+    kc, _ = per_ktile_counts(found[0], k, rw, ww, machines.const(tname, "lds_write_rate"))
+    one = predict(kc, r["launch"], machines.machine(tname), name=p["id"])
+    return one.time_us * k["launches"] if k["launches"] > 1 else one.time_us
+
+
+def render_video_md(res: dict, a, build: str = "", lds_rows=None) -> None:
+    """The video convs of issue 27 (dispatch_plan's "video" set) on both targets."""
+    if not any(is_video(r["plan"]) for rows in res.values() for r in rows):
+        return
+    a("## Video convs (issue 27): cached causal 3x3x3 and the (3,1,1) time_convs\n")
+    a("The dominant convs of a chunked Wan 2.1 480×832 decode / encode (N = 1), planned by "
+      "`which_kernel` from each target's own table set like the image shapes: the cached causal "
+      "conv with two cached frames read in place (T_in = cached + new frames → T_out), "
+      "upsample3d's time_conv (384 → 768, stride 1, stored in the interleaved frame order: one "
+      "launch per half of Cout) and downsample3d's (stride 2, one cached frame). Their kernels are "
+      "the implicit GEMM with another A loader (`cached`: kernel/cached_frames.hpp, `temporal`: "
+      "kernel/temporal_gather.hpp); every count (MFMA, VALU, LDS, global bytes, prologue and "
+      "epilogue) is read from that instance's own assembly, listed in the per-K-tile tables "
+      "above. Both loaders pick the cache or x view per time tap; on AMD a view is a "
+      "wave-uniform buffer descriptor, so the loop loads A from both views, the other view's "
+      "lanes out of range (they return 0), and ORs the two (kernel/cached_frames.hpp). The "
+      "model charges the issued bytes on the CU's load path (L1 term: pessimistic, the "
+      "out-of-range lanes fetch nothing) and the distinct tile bytes on L2 / MALL / HBM. "
+      "% peak: the conv's FLOPs per predicted second over the dtype's dense MFMA peak "
+      "(the issue's target on the NVIDIA card is ≥ 70 % of the bf16 peak). One-view µs (cached "
+      "convs only, a what-if): the same launch timed with the plain causal instance's counts, "
+      "i.e. what the second A view costs in the model.\n")
+    a("What the loader adds, per K tile and wave of the main loop, against the plain causal "
+      "instance of the same tile (the image shapes' kernel), read from both assemblies:\n")
+    a("| target | loader kernel | global B: causal → this | memory instr | VALU | SALU |")
+    a("|---|---|---|---|---|---|")
+    for t in ("mi300x", "mi355x"):
+        plain = {}
+        for r in res[t]:
+            k = r["plan"]["kernel"]
+            if not is_video(r["plan"]) and k["family"] == "implicit_gemm" and \
+                    tuple(k["geometry"]) == (1, 1, 1, 3) and k["vector"]:
+                plain[(r["plan"]["dtype"], k["bm"], k["bn"], k["bk"], k["stages"])] = r
+        seen = set()
+        for r in (r for r in res[t] if is_video(r["plan"])):
+            k = r["plan"]["kernel"]
+            key = (r["plan"]["dtype"], k["bm"], k["bn"], k["bk"], k["stages"])
+            if k["name"] in seen or key not in plain:
+                continue
+            seen.add(k["name"])
+            c, c0 = r["counts"].loop, plain[key]["counts"].loop
+            s_, s0 = r["trips_per_ktile"], plain[key]["trips_per_ktile"]
+            m, m0 = r["kernel"].loop_counts.memory * s_, plain[key]["kernel"].loop_counts.memory * s0
+            a(f"| {machines.TARGETS[t]} | {k['name']} | {c0.global_load_bytes:g} → "
+              f"{c.global_load_bytes:g} | {m0:g} → {m:g} | {c0.valu:g} → {c.valu:g} | "
+              f"{c0.salu:g} → {c.salu:g} |")
+    a("")
+    for t in ("mi300x", "mi355x"):
+        arch = machines.TARGETS[t]
+        a(f"### {t.upper()} ({arch})\n")
+        a("| conv | dtype | Cin→Cout | H×W | T_in→T_out | kernel | blocks x K tiles | blocks/CU | "
+          "µs | range µs | bound | TFLOP/s | % peak | one-view µs | MFMA µs | issue µs | LDS µs | "
+          "L1 µs | latency µs | L2 µs | MALL µs | HBM µs |")
+        a("|---|---|---|---|---|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+          "---:|---:|---:|")
+        for r in (r for r in res[t] if is_video(r["plan"])):
+            p, pred, Lh = r["plan"], r["pred"], r["launch"]
+            b = pred.nom.bounds_us
+            k = p["kernel"]
+            blk = f"{k['launches']}x{Lh.blocks}x{Lh.ktiles}" if k["launches"] > 1 else \
+                f"{Lh.blocks}x{Lh.ktiles}"
+            stride = f" /{p['stride_t']}" if p["stride_t"] != 1 else ""
+            a(f"| {p['id']} | {p['dtype']} | {p['cin']}→{p['cout']} | {p['h']}×{p['w']} | "
+              f"{p['cache_frames']}+{p['t']}→{p['out_t']}{stride} | {k['name']} | {blk} | "
+              f"{Lh.blocks_per_unit} | {pred.time_us:.1f} | {pred.opt.time_us:.1f}-"
+              f"{pred.pess.time_us:.1f} | {pred.bound} | "
+              f"{p['flops'] / (pred.time_us * 1e-6) / 1e12:.0f} | "
+              f"{100 * peak_fraction(r, t):.0f} | {fmt_opt(plain_loader_us(build, r, t, lds_rows))} | "
+              f"{b['MFMA']:.1f} | {b['issue']:.1f} | "
+              f"{b['LDS']:.1f} | {b.get('L1', 0):.1f} | {b['latency']:.1f} | {b['L2']:.1f} | "
+              f"{b.get('MALL', 0):.1f} | {b['HBM']:.1f} |")
+        a("")
+
+
 def render_resource_section(res: dict) -> str:
     L = ["", "## Predicted time per kernel and shape (bench/cdna_model, static model)", "",
          "| target | shape | dtype | kernel | µs [range] | bound |", "|---|---|---|---|---|---|"]
@@ -592,7 +729,7 @@ def main(argv=None) -> int:
             json.dump(js, f, indent=1)
             f.write("\n")
         with open(args.md, "w") as f:
-            f.write(render_md(res, js, lds_src, sens))
+            f.write(render_md(res, js, lds_src, sens, args.build, lds_rows))
     if args.resource_report:
         rr = os.path.join(args.build, "resource-report.md")
         text = open(rr).read() if os.path.exists(rr) else "# vaeconv kernel resource report\n"

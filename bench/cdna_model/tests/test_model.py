@@ -138,6 +138,28 @@ class AsmFrontEnd(unittest.TestCase):
         with self.assertRaises(KeyError):
             cdna_asm.mfma_cycles("gfx942", "v_mfma_f32_32x32x16_bf16")
 
+    def test_video_loaders_decode_and_match_apart(self):
+        # the same tile as the plain causal gather, told apart by the loader (issue 27)
+        pre = ("_ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_9TileShapeILi128ELi96ELi16ELi4"
+               "ELi1ELi3ELi1EEENS_4arch4CdnaENS6_10AtomBf16OfILi32EEELb0EEENS0_")
+        post = "ELb1EEEvNS0_10ConvParamsE"
+        names = {"": pre + "8GeometryILi1ELi1ELi1ELi3EEE" + post,
+                 "cached": pre + "20CachedCausalGeometryE" + post,
+                 "temporal": pre + "16TemporalGeometryE" + post}
+        geos = {"": (1, 1, 1, 3), "cached": (1, 1, 1, 3), "temporal": (1, 0, 1, 1)}
+        ks = []
+        for loader, name in names.items():
+            d = cdna_asm.decode_name(name)
+            self.assertEqual((d["family"], d["loader"], d["geometry"], d["vector"]),
+                             ("implicit_gemm", loader, geos[loader], True), loader)
+            ks.append(type("K", (), {"decoded": d, "name": name})())
+        for loader in names:
+            plan_k = {"family": "implicit_gemm", "bm": 128, "bn": 96, "bk": 16, "warps_m": 4,
+                      "warps_n": 1, "stages": 3, "geometry": list(geos[loader]), "vector": True,
+                      "loader": loader}
+            found = cdna_asm.match_plan(ks, plan_k, "bf16")
+            self.assertEqual([k.name for k in found], [names[loader]], loader)
+
 
 def flat_machine(**kw):
     base = dict(name="t", units=2, schedulers_per_unit=4, clock_ghz=1.0, mma_overlap=1.0,
@@ -251,7 +273,10 @@ class EndToEnd(unittest.TestCase):
         js = predict.build_json(res, "")
         for t in ("mi300x", "mi355x"):
             rows = res[t]
-            self.assertEqual(len(rows), 36)
+            # 18 seed shapes and 7 video convs (issue 27), bf16 and fp8 each
+            self.assertEqual(len([r for r in rows if not predict.is_video(r["plan"])]), 36)
+            self.assertEqual(len([r for r in rows if predict.is_video(r["plan"])]), 14)
+            self.assertEqual(len(js[t]["video_shapes"]), 14)
             for r in rows:
                 for end in ("opt", "nom", "pess"):
                     v = getattr(r["pred"], end).time_us
@@ -268,6 +293,17 @@ class EndToEnd(unittest.TestCase):
                 self.assertLess(executed / (r["pred"].opt.time_us * 1e-6), peak, r["plan"]["id"])
             for key in ("bf16_58_ms", "fp8_58_ms", "bf16_hot1328_ms"):
                 self.assertTrue(math.isfinite(js[t][key]))
+        # each video conv paired with the instance of its own A loader in that target's
+        # assembly (cached causal / temporal), whose loop the counts came from
+        for t in ("mi300x", "mi355x"):
+            for r in (r for r in res[t] if predict.is_video(r["plan"])):
+                p = r["plan"]
+                want = "cached" if p["kind"] == "causal" else "temporal"
+                self.assertEqual(p["kernel"]["loader"], want, p["id"])
+                self.assertEqual(r["kernel"].decoded.get("loader"), want, p["id"])
+                self.assertIn(f" {want} ", p["kernel"]["name"], p["id"])
+                self.assertEqual(p["kernel"]["launches"], 2 if p["stride_t"] == 1 and
+                                 want == "temporal" else 1, p["id"])
         # the portable kernels cannot beat the 2.5 PFLOP/s roofline of the 58-call set
         self.assertGreater(js["mi355x"]["bf16_58_ms_range"][0], 2.7)
 
