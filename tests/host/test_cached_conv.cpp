@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <vector>
 
+#include "host/cached_frames_checks.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/kernel/cached_frames.hpp"
 #include "vaeconv/kernel/dispatch.hpp"
@@ -17,13 +17,8 @@
 namespace vaeconv {
 namespace {
 
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using cached_frames_checks::addr;
+using cached_frames_checks::random_values;
 
 // The cached conv is the causal conv over cat(cache, x) with 2 - cache_frames frames of front
 // pad: bit for bit (the same taps, in the same order).
@@ -79,8 +74,6 @@ void check_cached_gather(ConvDesc d, Strides5 cache_strides) {
   if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
   d.cache_strides = cache_strides;
   ASSERT_TRUE(d.validate().ok()) << d.validate().to_string();
-  constexpr int kChunkElems = 16 / kElemBytes, kChunks = BK / kChunkElems;
-  constexpr int kRowStep = kThreads / kChunks, kRows = BM / kRowStep;
   PackedWeightsInfo w;
   ASSERT_TRUE(packed_info_for(d, &w).ok());
   ASSERT_EQ(w.taps_t, d.t == 1 && d.cache_frames == 0 ? 1 : 3)
@@ -89,57 +82,16 @@ void check_cached_gather(ConvDesc d, Strides5 cache_strides) {
   a.weights.info = w;
   a.cache = reinterpret_cast<const void*>(uintptr_t(0x1000));
   const kernel::ConvParams p = make_params(d, a, BM, 32);
-  const int k_tiles = (p.k + BK - 1) / BK;
-  int64_t from_cache = 0, from_x = 0, pads = 0;
-  for (int by = 0; by < d.n * d.out_t(); ++by)
-    for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
-      const kernel::BlockCoord b = kernel::block_coord(p, bx, by, BM, 32);
-      const int64_t x_base = kernel::input_view_offset(p, b), c_base = int64_t(b.n) * p.cache_sn;
-      for (int tid = 0; tid < kThreads; ++tid) {
-        const int chunk = tid % kChunks, row0 = tid / kChunks;
-        kernel::CachedConvGather<kRows, kRowStep, BK, kElemBytes> g;
-        g.init(p, b, row0, chunk);
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          const int64_t k = int64_t(kt) * BK + chunk * kChunkElems;
-          for (int i = 0; i < kRows; ++i) {
-            const int m = b.m0 + row0 + i * kRowStep;
-            bool valid = false, cached = false;
-            int64_t off = 0;
-            if (m < p.frame_pixels && k < w.k) {
-              const int64_t tap = k / d.cin, c = k % d.cin;
-              const int64_t tt = w.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
-              const int64_t j = b.ot + tt - d.pad.t_front;  // frame of cat(cache, x)
-              const int64_t ih = m / p.wo + kh - 1, iw = m % p.wo + kw - 1;
-              valid = j >= 0 && j < d.in_frames() && ih >= 0 && ih < d.h && iw >= 0 && iw < d.w;
-              cached = j < d.cache_frames;
-              if (valid && cached)
-                off = b.n * d.cache_strides.n + j * d.cache_strides.t + ih * d.in_strides.h +
-                      iw * d.in_strides.w + c - c_base;
-              else if (valid)
-                off = b.n * d.in_strides.n + (j - d.cache_frames) * d.in_strides.t +
-                      ih * d.in_strides.h + iw * d.in_strides.w + c - x_base;
-            }
-            ASSERT_EQ(g.exists(i), valid) << d.to_string() << " by " << by << " tid " << tid
-                                          << " row " << i << " k " << k;
-            if (!valid) {
-              ++pads;
-              continue;
-            }
-            ASSERT_EQ(g.from_cache, cached) << d.to_string() << " by " << by << " k " << k;
-            ASSERT_EQ(int64_t(g.offset(i)), off * kElemBytes)
-                << d.to_string() << " by " << by << " tid " << tid << " row " << i << " k " << k;
-            ASSERT_LT(g.offset(i), cached ? p.cache_view_bytes : p.x_view_bytes);
-            ++(cached ? from_cache : from_x);
-          }
-          g.advance(p);
-        }
-      }
-    }
-  EXPECT_GT(from_x, 0);
-  EXPECT_GT(pads, 0);
-  if (d.cache_frames > 0) {
-    EXPECT_GT(from_cache, 0);
-  }
+  cached_frames_checks::check_gather_walk<kernel::CachedConvGather, BM, BK, kThreads, kElemBytes>(
+      d, w, p, [&](const kernel::BlockCoord& b) { return kernel::input_view_offset(p, b); },
+      [&](const kernel::BlockCoord& b, int64_t m, int64_t k) {
+        const int64_t tap = k / d.cin, c = k % d.cin;
+        const int64_t tt = w.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+        const int64_t j = b.ot + tt - d.pad.t_front;  // frame of cat(cache, x)
+        const int64_t ih = m / p.wo + kh - 1, iw = m % p.wo + kw - 1;
+        return cached_frames_checks::cat_row(d, b.n, j, ih >= 0 && ih < d.h && iw >= 0 && iw < d.w,
+                                             ih * d.in_strides.h + iw * d.in_strides.w + c);
+      });
 }
 
 TEST(CachedConvGather, EveryBlockThreadAndKTile) {
@@ -162,20 +114,10 @@ TEST(CachedConvGather, CacheWithItsOwnFrameStrides) {
   check_cached_gather<32, 32, 64, 2>(d, s);
 }
 
-// Fake, well-separated addresses (never dereferenced).
-void* addr(uintptr_t a) { return reinterpret_cast<void*>(a); }
-
 struct Call {
   ConvDesc d = ConvDesc::causal3x3x3_cached(1, 4, 16, 16, 32, 64, 2);
   ConvArgs a;
-  Call() {
-    PackedWeightsInfo w;
-    EXPECT_TRUE(packed_info_for(d, &w).ok());
-    a.x = addr(0x10000000);
-    a.weights = {addr(0x20000000), w};
-    a.y = addr(0x50000000);
-    a.cache = addr(0x60000000);
-  }
+  Call() { EXPECT_TRUE(cached_frames_checks::fake_args(d, addr(0x60000000), &a).ok()); }
   Status status() const { return validate_for_kernels(d, a); }
 };
 
@@ -216,7 +158,7 @@ TEST(CachedConvArgs, AcceptsAndRefuses) {
   }
   {
     Call c;  // the output written over the cache
-    c.a.cache = addr(0x50000000 + 4096);
+    c.a.cache = addr(cached_frames_checks::kFakeY + 4096);
     EXPECT_EQ(c.status().code(), StatusCode::kOverlap);
   }
   {

@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <vector>
 
+#include "host/cached_frames_checks.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/kernel/dispatch.hpp"
 #include "vaeconv/kernel/temporal_gather.hpp"
@@ -17,13 +17,8 @@
 namespace vaeconv {
 namespace {
 
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using cached_frames_checks::addr;
+using cached_frames_checks::random_values;
 
 // diffusers: y = conv3d(pad(cat(cache, x))) with Cout channels per frame; upsample3d then stores
 // channel s C + c of frame t as frame 2 t + s, channel c.
@@ -82,8 +77,6 @@ template <int BM, int BK, int kThreads, int kElemBytes>
 void check_temporal_gather(ConvDesc d) {
   if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
   ASSERT_TRUE(d.validate().ok()) << d.validate().to_string();
-  constexpr int kChunkElems = 16 / kElemBytes, kChunks = BK / kChunkElems;
-  constexpr int kRowStep = kThreads / kChunks, kRows = BM / kRowStep;
   PackedWeightsInfo w;
   ASSERT_TRUE(packed_info_for(d, &w).ok());
   ASSERT_EQ(w.k, 3 * d.cin);
@@ -91,57 +84,18 @@ void check_temporal_gather(ConvDesc d) {
   a.weights.info = w;
   if (d.cache_frames) a.cache = reinterpret_cast<const void*>(uintptr_t(0x1000));
   const kernel::ConvParams p = make_params(d, a, BM, 32);
-  const int k_tiles = (p.k + BK - 1) / BK;
-  int64_t from_cache = 0, from_x = 0, pads = 0;
-  for (int by = 0; by < d.n * d.out_t(); ++by)
-    for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
-      const kernel::BlockCoord b = kernel::block_coord(p, bx, by, BM, 32);
-      const int64_t x_base = int64_t(b.n) * p.in_sn +
-                             int64_t(kernel::temporal_view_frame(p, b)) * p.in_st;
-      const int64_t c_base = int64_t(b.n) * p.cache_sn;
-      for (int tid = 0; tid < kThreads; ++tid) {
-        const int chunk = tid % kChunks, row0 = tid / kChunks;
-        kernel::TemporalGather<kRows, kRowStep, BK, kElemBytes> g;
-        g.init(p, b, row0, chunk);
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          const int64_t k = int64_t(kt) * BK + chunk * kChunkElems;
-          for (int i = 0; i < kRows; ++i) {
-            const int m = b.m0 + row0 + i * kRowStep;
-            bool valid = false, cached = false;
-            int64_t off = 0;
-            if (m < p.frame_pixels && k < w.k) {
-              const int64_t tt = k / d.cin, c = k % d.cin;
-              const int64_t j = b.ot * d.stride_t + tt - d.pad.t_front;
-              valid = j >= 0 && j < d.in_frames();
-              cached = j < d.cache_frames;
-              const int64_t pix = (m / d.w) * d.in_strides.h + (m % d.w) * d.in_strides.w;
-              if (valid && cached)
-                off = b.n * d.cache_strides.n + j * d.cache_strides.t + pix + c - c_base;
-              else if (valid)
-                off = b.n * d.in_strides.n + (j - d.cache_frames) * d.in_strides.t + pix + c -
-                      x_base;
-            }
-            ASSERT_EQ(g.exists(i), valid) << d.to_string() << " by " << by << " tid " << tid
-                                          << " row " << i << " k " << k;
-            if (!valid) {
-              ++pads;
-              continue;
-            }
-            ASSERT_EQ(g.from_cache, cached) << d.to_string() << " by " << by << " k " << k;
-            ASSERT_EQ(int64_t(g.offset(i)), off * kElemBytes)
-                << d.to_string() << " by " << by << " tid " << tid << " row " << i << " k " << k;
-            ASSERT_LT(g.offset(i), cached ? p.cache_view_bytes : p.x_view_bytes);
-            ++(cached ? from_cache : from_x);
-          }
-          g.advance(p);
-        }
-      }
-    }
-  EXPECT_GT(from_x, 0);
-  EXPECT_GT(pads, 0);
-  if (d.cache_frames > 0) {
-    EXPECT_GT(from_cache, 0);
-  }
+  cached_frames_checks::check_gather_walk<kernel::TemporalGather, BM, BK, kThreads, kElemBytes>(
+      d, w, p,
+      [&](const kernel::BlockCoord& b) {
+        return int64_t(b.n) * p.in_sn + int64_t(kernel::temporal_view_frame(p, b)) * p.in_st;
+      },
+      [&](const kernel::BlockCoord& b, int64_t m, int64_t k) {
+        const int64_t tt = k / d.cin, c = k % d.cin;
+        const int64_t j = b.ot * d.stride_t + tt - d.pad.t_front;  // frame of cat(cache, x)
+        // A 3x1x1 tap reads the output pixel's own position: always inside the frame.
+        return cached_frames_checks::cat_row(
+            d, b.n, j, true, (m / d.w) * d.in_strides.h + (m % d.w) * d.in_strides.w + c);
+      });
 }
 
 TEST(TemporalConvGather, EveryBlockThreadAndKTile) {
@@ -171,16 +125,9 @@ TEST(TemporalConvPacking, TimeTapsThenChannels) {
                   float_to_bf16(w[size_t((co * 16 + ci) * 3 + kt)]));
 }
 
-void* addr(uintptr_t a) { return reinterpret_cast<void*>(a); }
-
 Status call(const ConvDesc& d, const void* cache) {
-  PackedWeightsInfo w;
-  if (Status s = packed_info_for(d, &w); !s.ok()) return s;
   ConvArgs a;
-  a.x = addr(0x10000000);
-  a.weights = {addr(0x20000000), w};
-  a.y = addr(0x50000000);
-  a.cache = cache;
+  if (Status s = cached_frames_checks::fake_args(d, cache, &a); !s.ok()) return s;
   return validate_for_kernels(d, a);
 }
 
@@ -207,7 +154,7 @@ TEST(TemporalConvArgs, AcceptsAndRefuses) {
   flat.set_dense_strides();
   EXPECT_EQ(call(flat, nullptr).code(), StatusCode::kUnsupported);
   // The output written over the cache.
-  EXPECT_EQ(call(ConvDesc::temporal3x1x1(1, 4, 16, 16, 96, 192, 1, 2), addr(0x50000000 + 64))
+  EXPECT_EQ(call(ConvDesc::temporal3x1x1(1, 4, 16, 16, 96, 192, 1, 2), addr(cached_frames_checks::kFakeY + 64))
                 .code(),
             StatusCode::kOverlap);
 }

@@ -15,39 +15,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import standin_vae  # noqa: E402
+from vaeconv_testutil import CountVaeconvOps, channels_last, is_channels_last, recording_backend  # noqa: E402
 import vaeconv  # noqa: E402
 import vaeconv.ops as ops  # noqa: E402
 import vaeconv.torch as vt  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIFFUSERS_AE = os.path.join(REPO, ".diffusers", "src", "diffusers", "models", "autoencoders")
-
-
-def channels_last(t):
-    return t.contiguous(memory_format=torch.channels_last_3d if t.dim() == 5 else torch.channels_last)
-
-
-def is_channels_last(t):
-    perm = (0, 2, 3, 4, 1) if t.dim() == 5 else (0, 2, 3, 1)
-    return t.permute(*perm).is_contiguous()
-
-
-class CountOps(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.calls = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = str(func.name())
-        if name.startswith("vaeconv::"):
-            key = name + ("+silu" if name == "vaeconv::rms_norm" and
-                          (kwargs or {}).get("silu", args[3] if len(args) > 3 else False) else "")
-            self.calls[key] = self.calls.get(key, 0) + 1
-        return func(*args, **(kwargs or {}))
 
 
 # --- Stand-ins with diffusers' class names and the structure the patch relies on ----------------
@@ -277,7 +254,7 @@ class Patch(unittest.TestCase):
         with torch.no_grad():
             ref = m(x)
             vt.patch(m, cpu_reference=True)
-            with CountOps() as count:
+            with CountVaeconvOps(silu_apart=True) as count:
                 y = m(x)
         vt.unpatch(m)
         self.assertEqual(count.calls.get("vaeconv::rms_norm+silu"), 3, count.calls)
@@ -323,7 +300,7 @@ class Patch(unittest.TestCase):
         with torch.no_grad():
             ref = m(x)
             vt.patch(m, cpu_reference=True)
-            with CountOps() as count:
+            with CountVaeconvOps(silu_apart=True) as count:
                 y = m(x)
         vt.unpatch(m)
         self.assertTrue(torch.equal(y, ref))
@@ -337,7 +314,7 @@ class Patch(unittest.TestCase):
             want1 = m.block.nonlinearity(m.block.norm1(x5))
             want4 = m.attn.norm(x4)
             vt.patch(m, cpu_reference=True)
-            with CountOps() as count:
+            with CountVaeconvOps(silu_apart=True) as count:
                 got1 = m.block.nonlinearity(m.block.norm1(x5))
                 got4 = m.attn.norm(x4)
         vt.unpatch(m)
@@ -351,7 +328,7 @@ class Patch(unittest.TestCase):
         with torch.no_grad():
             ref = m(x)
             vt.patch(m, cpu_reference=True, compute_dtype=torch.bfloat16)
-            with CountOps() as count:
+            with CountVaeconvOps(silu_apart=True) as count:
                 y = m(x)
         vt.unpatch(m)
         self.assertEqual(y.dtype, torch.float32)
@@ -370,7 +347,7 @@ class Patch(unittest.TestCase):
         m = tree()
         vt.patch(m, cpu_reference=True)
         x = self.input().requires_grad_()
-        with CountOps() as count:
+        with CountVaeconvOps(silu_apart=True) as count:
             y = m(x)
         y.float().sum().backward()
         self.assertNotIn("vaeconv::rms_norm", count.calls)
@@ -386,20 +363,9 @@ class Compile(unittest.TestCase):
         x = channels_last(torch.randn(1, 8, 1, 6, 5, dtype=torch.bfloat16))
         vt.patch(m, cpu_reference=True)
         graphs = []
-
-        def backend(gm, example_inputs):
-            graphs.append(gm)
-            from torch._dynamo.backends.common import aot_autograd
-            from functorch.compile import make_boxed_func
-
-            def fw(g, inputs):
-                graphs.append(g)
-                return make_boxed_func(g.forward)
-            return aot_autograd(fw_compiler=fw)(gm, example_inputs)
-
         with torch.no_grad():
             eager = m(x)
-            compiled = torch.compile(m, fullgraph=True, backend=backend)(x)
+            compiled = torch.compile(m, fullgraph=True, backend=recording_backend(graphs, aot=True))(x)
         vt.unpatch(m)
         torch.testing.assert_close(compiled.float(), eager.float(), rtol=0, atol=0)
         aot = graphs[-1]

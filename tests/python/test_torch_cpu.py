@@ -10,10 +10,11 @@ import warnings
 import torch
 import torch.nn.functional as F
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import standin_vae  # noqa: E402
+from vaeconv_testutil import (CountVaeconvOps, diffusers_or_skip, is_channels_last,  # noqa: E402
+                              recording_backend)
 import vaeconv  # noqa: E402
 import vaeconv.ops as ops  # noqa: E402
 import vaeconv.torch as vt  # noqa: E402
@@ -21,23 +22,6 @@ import vaeconv.torch as vt  # noqa: E402
 OPS = {"causal_conv3d": torch.ops.vaeconv.causal_conv3d,
        "downsample_conv2d": torch.ops.vaeconv.downsample_conv2d,
        "upsample_conv2d": torch.ops.vaeconv.upsample_conv2d}
-
-
-def is_channels_last(t):
-    perm = (0, 2, 3, 4, 1) if t.dim() == 5 else (0, 2, 3, 1)
-    return t.permute(*perm).is_contiguous()
-
-
-class CountVaeconvOps(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.calls = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = str(func.name())
-        if name.startswith("vaeconv::"):
-            self.calls[name] = self.calls.get(name, 0) + 1
-        return func(*args, **(kwargs or {}))
 
 
 def aten_shape(kind, x_shape, cout):
@@ -248,20 +232,9 @@ class Compile(unittest.TestCase):
         x = torch.randn(1, 3, 1, 12, 10, dtype=torch.bfloat16)
         vt.patch(m, cpu_reference=True)
         graphs = []
-
-        def backend(gm, example_inputs):
-            graphs.append(gm)
-            from torch._dynamo.backends.common import aot_autograd
-            from functorch.compile import make_boxed_func
-
-            def fw(g, inputs):  # AOT traced g with fake tensors through the fake impls
-                graphs.append(g)
-                return make_boxed_func(g.forward)
-            return aot_autograd(fw_compiler=fw)(gm, example_inputs)
-
         with torch.no_grad():
             eager = m(x)
-            compiled = torch.compile(m, fullgraph=True, backend=backend)(x)
+            compiled = torch.compile(m, fullgraph=True, backend=recording_backend(graphs, aot=True))(x)
         torch.testing.assert_close(compiled.float(), eager.float(), rtol=0, atol=0)
         text = "\n".join(g.code for g in graphs)
         for name in ("causal_conv3d", "downsample_conv2d", "upsample_conv2d"):
@@ -287,15 +260,6 @@ class Discovery(unittest.TestCase):
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn(out.stdout.strip(), ("hip", "cuda"))
-
-
-def diffusers_or_skip():
-    try:
-        import diffusers  # noqa: F401
-        from diffusers import AutoencoderKLQwenImage, AutoencoderKLWan
-        return AutoencoderKLQwenImage, AutoencoderKLWan
-    except Exception as e:  # absent, or an incompatible install
-        raise unittest.SkipTest(f"diffusers not importable ({e.__class__.__name__}: {e})")
 
 
 class Diffusers(unittest.TestCase):

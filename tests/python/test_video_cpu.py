@@ -9,24 +9,12 @@ import sys
 import unittest
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import standin_vae  # noqa: E402
+from vaeconv_testutil import CountVaeconvOps, recording_backend, rel_l2  # noqa: E402
 import vaeconv.ops as ops  # noqa: E402
 import vaeconv.torch as vt  # noqa: E402
-
-
-class CountVaeconvOps(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.calls = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = str(func.name())
-        if name.startswith("vaeconv::"):
-            self.calls[name] = self.calls.get(name, 0) + 1
-        return func(*args, **(kwargs or {}))
 
 
 def snapshot(model):
@@ -67,10 +55,6 @@ def assert_caches(tc, got, ref, exact, what):
             tc.assertTrue(torch.equal(g, r), f"{what}: slot {i}")
         else:
             torch.testing.assert_close(g.float(), r.float(), rtol=0.05, atol=0.05, msg=f"{what}: slot {i}")
-
-
-def rel_l2(a, b):
-    return ((a.float() - b.float()).norm() / b.float().norm()).item()
 
 
 class WanLikeChunkedVideo(unittest.TestCase):
@@ -276,10 +260,6 @@ class Compile(unittest.TestCase):
                                  4 // (2 if mode == "downsample3d" else 1)), dtype=torch.bfloat16)
                 graphs = []
 
-                def backend(gm, example_inputs):
-                    graphs.append(gm)
-                    return gm.forward
-
                 def step(x, c):
                     cache = [c]
                     y = m(x, cache, [0])
@@ -287,7 +267,7 @@ class Compile(unittest.TestCase):
 
                 with torch.no_grad():
                     eager = step(x, c)
-                    compiled = torch.compile(step, fullgraph=True, backend=backend)(x, c)
+                    compiled = torch.compile(step, fullgraph=True, backend=recording_backend(graphs))(x, c)
                 for a, b in zip(compiled, eager):
                     torch.testing.assert_close(a.float(), b.float(), rtol=0, atol=0)
                 text = "\n".join(g.code for g in graphs)
@@ -304,14 +284,10 @@ class Compile(unittest.TestCase):
         z = latents(3)
         graphs = []
 
-        def backend(gm, example_inputs):
-            graphs.append(gm)
-            return gm.forward
-
         def chunk(zc, cache):
             return m.run(m.dec, zc, cache, [0])
 
-        compiled = torch.compile(chunk, fullgraph=True, backend=backend)
+        compiled = torch.compile(chunk, fullgraph=True, backend=recording_backend(graphs))
         eager_cache, compiled_cache = [None] * 32, [None] * 32
         with torch.no_grad():
             for i in range(z.shape[2]):

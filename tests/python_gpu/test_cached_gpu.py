@@ -19,33 +19,17 @@ import torch.nn.functional as F
 
 import vaeconv.ops as ops
 import vaeconv.torch as vt
-from torch.utils._python_dispatch import TorchDispatchMode
 
 DEV = "cuda"
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "python"))  # standin_vae
+sys.path.insert(0, os.path.join(HERE, "..", "python"))  # standin_vae, vaeconv_testutil
 import standin_vae  # noqa: E402
+from vaeconv_testutil import CountVaeconvOps, diffusers_or_skip, rel_l2  # noqa: E402
 
 
 def setUpModule():
     if not torch.cuda.is_available():
         raise unittest.SkipTest("no GPU visible to PyTorch")
-
-
-class CountVaeconvOps(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.calls = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = str(func.name())
-        if name.startswith("vaeconv::"):
-            self.calls[name] = self.calls.get(name, 0) + 1
-        return func(*args, **(kwargs or {}))
-
-
-def rel_l2(a, b):
-    return ((a.float() - b.float()).norm() / b.float().norm()).item()
 
 
 def aten_cached(x, cache, w, b):
@@ -327,11 +311,7 @@ class PatchedChunkedVideo(unittest.TestCase):
         self.assertLess(err, 0.25)
 
     def test_diffusers_wan_chunked_video(self):
-        try:
-            from diffusers import AutoencoderKLWan
-        except Exception as e:
-            raise unittest.SkipTest(f"diffusers not importable ({e.__class__.__name__}: {e}); "
-                                    "put diffusers' src/ on PYTHONPATH to run it")
+        (AutoencoderKLWan,) = diffusers_or_skip(("AutoencoderKLWan",))
         torch.manual_seed(0)
         cfg = dict(base_dim=32, z_dim=16, dim_mult=[1, 2, 4, 4], num_res_blocks=1)
         vae32 = AutoencoderKLWan(**cfg).to(DEV).eval()

@@ -9,26 +9,21 @@ fp32 decode, within the quality bar of test_ops_gpu.PatchedVaes, and the same wi
 
 Tolerance: the op computes in fp32 and rounds once to bf16, so |y - ref| <= 2^-8 |ref| (one bf16
 rounding, with margin) + 1e-4 (fp32 noise where the bias cancels the normalised term)."""
-import math
+import os
+import sys
 import unittest
 
 import torch
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import vaeconv.ops as ops
 import vaeconv.torch as vt
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from vaeconv_testutil import (CountVaeconvOps, channels_last, diffusers_or_skip,  # noqa: E402
+                              is_channels_last, psnr)
+
 DEV = "cuda"
-
-
-def channels_last(t):
-    return t.contiguous(memory_format=torch.channels_last_3d if t.dim() == 5 else torch.channels_last)
-
-
-def is_channels_last(t):
-    perm = (0, 2, 3, 4, 1) if t.dim() == 5 else (0, 2, 3, 1)
-    return t.permute(*perm).is_contiguous()
 
 
 def poison_allocator():
@@ -48,21 +43,6 @@ def formula(x, gamma, bias, silu):
     if bias is not None:
         y = y + bias.float().reshape(shape)
     return F.silu(y) if silu else y
-
-
-class CountOps(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.calls = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = str(func.name())
-        if name == "vaeconv::rms_norm":
-            silu = (kwargs or {}).get("silu", args[3] if len(args) > 3 else False)
-            name += "+silu" if silu else ""
-        if name.startswith("vaeconv::"):
-            self.calls[name] = self.calls.get(name, 0) + 1
-        return func(*args, **(kwargs or {}))
 
 
 SHAPES = [  # decoder channel counts at odd sizes, 4D (attention's norm) and 5D, C = 8
@@ -137,20 +117,6 @@ class RmsNormOp(unittest.TestCase):
             ops.rms_norm(x, torch.ones(12, device=DEV))
 
 
-def diffusers_or_skip():
-    try:
-        from diffusers import AutoencoderKLQwenImage, AutoencoderKLWan
-        return AutoencoderKLQwenImage, AutoencoderKLWan
-    except Exception as e:
-        raise unittest.SkipTest(f"diffusers not importable ({e.__class__.__name__}: {e}); "
-                                "put diffusers' src/ on PYTHONPATH to run the VAE tests")
-
-
-def psnr(a, b):
-    mse = (a.float() - b.float()).pow(2).mean().item()
-    return float("inf") if mse == 0 else 10 * math.log10(4.0 / mse)
-
-
 class PatchedNorms(unittest.TestCase):
     def test_diffusers_norm_module_fp32_formula(self):
         qwen, _ = diffusers_or_skip()
@@ -183,7 +149,7 @@ class PatchedNorms(unittest.TestCase):
             results = {}
             for norms in (True, False):
                 report = vt.patch(vae, norms=norms)
-                with CountOps() as count:
+                with CountVaeconvOps(silu_apart=True) as count:
                     dec = vae.decode(z.bfloat16()).sample
                 vt.unpatch(vae)
                 results[norms] = (psnr(dec, dec32), dict(count.calls), report)

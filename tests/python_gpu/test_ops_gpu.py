@@ -14,6 +14,7 @@ output's rms. Bounds: relative L2 error <= 0.08 and every element within 8 x 0.0
 import math
 import os
 import re
+import sys
 import unittest
 
 import torch
@@ -24,6 +25,9 @@ import vaeconv.ops as ops
 import vaeconv.torch as vt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from vaeconv_testutil import diffusers_or_skip, is_channels_last, psnr, rel_l2  # noqa: E402
+
 SHAPES_HPP = os.path.join(HERE, "..", "..", "include", "vaeconv", "conv", "vae_shapes.hpp")
 KINDS = {"kCausal3x3x3": ops.CAUSAL, "kDownsample": ops.DOWNSAMPLE, "kUpsample": ops.UPSAMPLE}
 DEV = "cuda"
@@ -72,11 +76,6 @@ def poison_allocator(numel):
     write shows up as NaN."""
     t = torch.full((numel,), float("nan"), dtype=torch.bfloat16, device=DEV)
     del t
-
-
-def is_channels_last(t):
-    perm = (0, 2, 3, 4, 1) if t.dim() == 5 else (0, 2, 3, 1)
-    return t.permute(*perm).is_contiguous()
 
 
 class OpsAgainstAten(unittest.TestCase):
@@ -178,24 +177,6 @@ class OpsAgainstAten(unittest.TestCase):
         with self.assertRaises(vaeconv.VaeconvError) as cm:
             ops.causal_conv3d(x.float(), w)
         self.assertIn("bfloat16", str(cm.exception))
-
-
-def diffusers_or_skip():
-    try:
-        from diffusers import AutoencoderKLQwenImage, AutoencoderKLWan
-        return AutoencoderKLQwenImage, AutoencoderKLWan
-    except Exception as e:
-        raise unittest.SkipTest(f"diffusers not importable ({e.__class__.__name__}: {e}); "
-                                "put diffusers' src/ on PYTHONPATH to run the VAE tests")
-
-
-def psnr(a, b):
-    mse = (a.float() - b.float()).pow(2).mean().item()
-    return float("inf") if mse == 0 else 10 * math.log10(4.0 / mse)  # range [-1, 1]
-
-
-def rel_l2(a, b):
-    return ((a.float() - b.float()).norm() / b.float().norm()).item()
 
 
 class PatchedVaes(unittest.TestCase):

@@ -1,0 +1,77 @@
+"""Helpers shared by the PyTorch package's tests, CPU (tests/python) and GPU (tests/python_gpu,
+which puts this folder on sys.path): the vaeconv op counter, the channels-last layout helpers, the
+error measures, a graph-recording torch.compile backend and the diffusers import. Not a test
+module (unittest discovery loads test_*.py)."""
+import math
+import unittest
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class CountVaeconvOps(TorchDispatchMode):
+    """Counts the vaeconv:: ops dispatched while active, by name, in .calls. With silu_apart, a
+    vaeconv::rms_norm call with silu=True counts as "vaeconv::rms_norm+silu", so a test can tell
+    the fused norm + SiLU from the plain norm."""
+
+    def __init__(self, silu_apart=False):
+        super().__init__()
+        self.silu_apart = silu_apart
+        self.calls = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = str(func.name())
+        if name.startswith("vaeconv::"):
+            if self.silu_apart and name == "vaeconv::rms_norm" and \
+                    (kwargs or {}).get("silu", args[3] if len(args) > 3 else False):
+                name += "+silu"
+            self.calls[name] = self.calls.get(name, 0) + 1
+        return func(*args, **(kwargs or {}))
+
+
+def channels_last(t):
+    return t.contiguous(memory_format=torch.channels_last_3d if t.dim() == 5 else torch.channels_last)
+
+
+def is_channels_last(t):
+    perm = (0, 2, 3, 4, 1) if t.dim() == 5 else (0, 2, 3, 1)
+    return t.permute(*perm).is_contiguous()
+
+
+def recording_backend(graphs, aot=False):
+    """A torch.compile backend that appends each graph Dynamo captures to graphs and runs it as
+    captured; with aot, it runs AOT autograd on it instead (which traces the ops through their
+    fake impls) and appends the forward graph that gives too, so the ops' traced strides show."""
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        if not aot:
+            return gm.forward
+        from functorch.compile import make_boxed_func
+        from torch._dynamo.backends.common import aot_autograd
+
+        def fw(g, inputs):
+            graphs.append(g)
+            return make_boxed_func(g.forward)
+        return aot_autograd(fw_compiler=fw)(gm, example_inputs)
+    return backend
+
+
+def rel_l2(a, b):
+    return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
+def psnr(a, b):
+    """PSNR in dB of a against b, for images in [-1, 1] (peak-to-peak 2, so peak^2 = 4)."""
+    mse = (a.float() - b.float()).pow(2).mean().item()
+    return float("inf") if mse == 0 else 10 * math.log10(4.0 / mse)
+
+
+def diffusers_or_skip(names=("AutoencoderKLQwenImage", "AutoencoderKLWan")):
+    """The named diffusers classes, as a tuple, or a SkipTest naming why not (a test that needs
+    only one VAE asks only for it, so an older diffusers without the other still runs it)."""
+    try:
+        import diffusers
+        return tuple(getattr(diffusers, name) for name in names)
+    except Exception as e:  # absent, or an incompatible install
+        raise unittest.SkipTest(f"diffusers not importable ({e.__class__.__name__}: {e}); "
+                                "put diffusers' src/ on PYTHONPATH to run the VAE tests")
