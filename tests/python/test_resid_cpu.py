@@ -227,6 +227,35 @@ class Patch(unittest.TestCase):
                     for g, r in zip(got + got_cache, ref + ref_cache):
                         self.assertTrue(torch.equal(g, r))
 
+    def test_dropout_in_training_draws_the_same_mask(self):
+        # Dropout p = 0.5 in training mode (no autograd): the patched forward calls it where
+        # diffusers does, so the same seed gives the same mask: bit-identical where vaeconv does
+        # not run (fp32), within the fused rounding where it does.
+        for dtype in (torch.float32, torch.bfloat16):
+            with self.subTest(dtype=dtype):
+                m = block(standin_vae.QwenImageResidualBlock, 16, 32, dtype)
+                m.dropout.p = 0.5
+                m.train()
+                x = frames(1, 16, 2, seed=8, dtype=dtype)
+                with torch.no_grad():
+                    vt.patch(m, cpu_reference=True, residuals=False)
+                    torch.manual_seed(11)
+                    ref = m(x)
+                    vt.unpatch(m)
+                    vt.patch(m, cpu_reference=True)
+                    torch.manual_seed(11)
+                    got = m(x)
+                    torch.manual_seed(12)
+                    other = m(x)
+                    vt.unpatch(m)
+                    h = m.conv_shortcut(x).float()
+                self.assertFalse(torch.equal(got, other))  # the mask matters
+                if dtype == torch.float32:
+                    self.assertTrue(torch.equal(got, ref))
+                else:
+                    step = (ref.float().abs() + h.abs()) * 2 ** -7 + 1e-6
+                    self.assertTrue(((got.float() - ref.float()).abs() <= step).all())
+
     def test_ncdhw_shortcut_keeps_aten_add(self):
         # An identity shortcut of an NCDHW input: passing it would need a copy, so conv2's op
         # runs without it and aten adds h: bit-identical to residuals=False.
