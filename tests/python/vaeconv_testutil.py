@@ -1,7 +1,7 @@
 """Helpers shared by the PyTorch package's tests, CPU (tests/python) and GPU (tests/python_gpu,
 which puts this folder on sys.path): the vaeconv op counter, the channels-last layout helpers, the
-error measures, a graph-recording torch.compile backend and the diffusers import. Not a test
-module (unittest discovery loads test_*.py)."""
+error measures, a graph-recording torch.compile backend, the fp32 / bf16 model pair and the
+diffusers import. Not a test module (unittest discovery loads test_*.py)."""
 import math
 import unittest
 
@@ -64,6 +64,15 @@ def psnr(a, b):
     """PSNR in dB of a against b, for images in [-1, 1] (peak-to-peak 2, so peak^2 = 4)."""
     mse = (a.float() - b.float()).pow(2).mean().item()
     return float("inf") if mse == 0 else 10 * math.log10(4.0 / mse)
+
+
+def fp32_and_bf16(make, device):
+    """Two models from make(), in eval mode on device, with the same weights (the first one
+    made's): the fp32 one, the reference, and a bf16 copy, the one a test patches."""
+    m32 = make().to(device).eval()
+    m = make().to(device).eval()
+    m.load_state_dict(m32.state_dict())
+    return m32, m.to(torch.bfloat16)
 
 
 def diffusers_or_skip(names=("AutoencoderKLQwenImage", "AutoencoderKLWan")):

@@ -24,7 +24,7 @@ DEV = "cuda"
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))  # standin_vae, vaeconv_testutil
 import standin_vae  # noqa: E402
-from vaeconv_testutil import CountVaeconvOps, diffusers_or_skip, rel_l2  # noqa: E402
+from vaeconv_testutil import CountVaeconvOps, diffusers_or_skip, fp32_and_bf16, rel_l2  # noqa: E402
 
 
 def setUpModule():
@@ -264,10 +264,7 @@ class PatchedChunkedVideo(unittest.TestCase):
 
     def test_wan_like_standin(self):
         torch.manual_seed(8)
-        m32 = standin_vae.WanLikeVae(dim=32, z_dim=16).to(DEV).eval()
-        m = standin_vae.WanLikeVae(dim=32, z_dim=16).to(DEV).eval()
-        m.load_state_dict(m32.state_dict())
-        m = m.to(torch.bfloat16)
+        m32, m = fp32_and_bf16(lambda: standin_vae.WanLikeVae(dim=32, z_dim=16), DEV)
         g = torch.Generator(device=DEV).manual_seed(9)
         x = torch.rand((2, 3, 9, 44, 36), generator=g, device=DEV) * 2 - 1
         z = torch.randn((2, 16, 3, 11, 9), generator=g, device=DEV)
@@ -291,10 +288,7 @@ class PatchedChunkedVideo(unittest.TestCase):
 
     def test_wan_like_standin_fp8_runs(self):
         torch.manual_seed(8)
-        m = standin_vae.WanLikeVae(dim=32, z_dim=16).to(DEV).eval()
-        m32 = standin_vae.WanLikeVae(dim=32, z_dim=16).to(DEV).eval()
-        m32.load_state_dict(m.state_dict())
-        m = m.to(torch.bfloat16)
+        m32, m = fp32_and_bf16(lambda: standin_vae.WanLikeVae(dim=32, z_dim=16), DEV)
         z = torch.randn((1, 16, 3, 11, 9), generator=torch.Generator(device=DEV).manual_seed(10), device=DEV)
         with torch.no_grad():
             dec32 = m32.decode(z)
@@ -314,10 +308,7 @@ class PatchedChunkedVideo(unittest.TestCase):
         (AutoencoderKLWan,) = diffusers_or_skip(("AutoencoderKLWan",))
         torch.manual_seed(0)
         cfg = dict(base_dim=32, z_dim=16, dim_mult=[1, 2, 4, 4], num_res_blocks=1)
-        vae32 = AutoencoderKLWan(**cfg).to(DEV).eval()
-        vae = AutoencoderKLWan(**cfg).to(DEV).eval()
-        vae.load_state_dict(vae32.state_dict())
-        vae = vae.to(torch.bfloat16)
+        vae32, vae = fp32_and_bf16(lambda: AutoencoderKLWan(**cfg), DEV)
         g = torch.Generator(device=DEV).manual_seed(1)
         x = torch.rand((1, 3, 9, 72, 56), generator=g, device=DEV) * 2 - 1
         z = torch.randn((1, 16, 3, 9, 7), generator=g, device=DEV)

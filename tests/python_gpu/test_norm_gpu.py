@@ -21,7 +21,7 @@ import vaeconv.torch as vt
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from vaeconv_testutil import (CountVaeconvOps, channels_last, diffusers_or_skip,  # noqa: E402
-                              is_channels_last, psnr)
+                              fp32_and_bf16, is_channels_last, psnr)
 
 DEV = "cuda"
 
@@ -135,10 +135,7 @@ class PatchedNorms(unittest.TestCase):
     def test_qwen_image_decode_with_and_without_norms(self):
         qwen, _ = diffusers_or_skip()
         torch.manual_seed(0)
-        vae32 = qwen().to(DEV).eval()
-        vae = qwen().to(DEV).eval()
-        vae.load_state_dict(vae32.state_dict())
-        vae = vae.to(torch.bfloat16)
+        vae32, vae = fp32_and_bf16(qwen, DEV)
         g = torch.Generator(device=DEV).manual_seed(1)
         z = torch.randn(1, vae.config.z_dim, 1, 48, 40, device=DEV, generator=g)
         n_norms = sum(1 for m in vae.modules() if type(m).__name__ == "QwenImageRMS_norm")

@@ -26,7 +26,7 @@ import vaeconv.torch as vt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-from vaeconv_testutil import diffusers_or_skip, is_channels_last, psnr, rel_l2  # noqa: E402
+from vaeconv_testutil import diffusers_or_skip, fp32_and_bf16, is_channels_last, psnr, rel_l2  # noqa: E402
 
 SHAPES_HPP = os.path.join(HERE, "..", "..", "include", "vaeconv", "conv", "vae_shapes.hpp")
 KINDS = {"kCausal3x3x3": ops.CAUSAL, "kDownsample": ops.DOWNSAMPLE, "kUpsample": ops.UPSAMPLE}
@@ -184,10 +184,7 @@ class PatchedVaes(unittest.TestCase):
 
     def check(self, cls, size, frames, expect_patched):
         torch.manual_seed(0)
-        vae32 = cls().to(DEV).eval()
-        vae = cls().to(DEV).eval()
-        vae.load_state_dict(vae32.state_dict())
-        vae = vae.to(torch.bfloat16)
+        vae32, vae = fp32_and_bf16(cls, DEV)
         g = torch.Generator(device=DEV).manual_seed(1)
         lat_t = 1 + (frames - 1) // 4
         z = torch.randn(1, vae.config.z_dim, lat_t, size // 8, size // 8, device=DEV, generator=g)
