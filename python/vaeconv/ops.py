@@ -327,7 +327,7 @@ def reference_temporal(x, cache, weight, bias=None, stride=1):
     return y
 
 
-def _check_temporal(x, cache, weight, bias, stride):
+def _check_temporal(x, cache, weight, bias, stride, residual=None):
     bad = _lib.INVALID_ARGUMENT
     if x.dim() != 5 or x.dtype != torch.bfloat16:
         _fail(bad, CAUSAL, f"x must be a bfloat16 [N, C, T, H, W], got {tuple(x.shape)} {x.dtype}")
@@ -339,8 +339,11 @@ def _check_temporal(x, cache, weight, bias, stride):
     cout = weight.shape[0]
     if stride == 1 and cout % 2:
         _fail(bad, CAUSAL, f"stride 1 (upsample3d) needs an even Cout, got {cout}")
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != cout):
-        _fail(bad, CAUSAL, f"bias must be [{cout}], got {tuple(bias.shape)}")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != cout or not bias.is_floating_point()):
+        _fail(bad, CAUSAL, f"bias must be a float [{cout}], got {tuple(bias.shape)} {bias.dtype}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.device != x.device:
+            _fail(bad, CAUSAL, f"{name} is on {t.device}, x on {x.device}")
     frames = 0
     if cache is not None:
         _check_cache(x, cache, 2 if stride == 1 else 1)
@@ -349,7 +352,12 @@ def _check_temporal(x, cache, weight, bias, stride):
     if t_out < 1:
         _fail(bad, CAUSAL, f"stride 2 needs at least 3 frames with the cache, got {frames} + {x.shape[2]}")
     n, _, t, h, w = x.shape
-    return (n, cout // 2, 2 * t, h, w) if stride == 1 else (n, cout, t_out, h, w)
+    out_shape = (n, cout // 2, 2 * t, h, w) if stride == 1 else (n, cout, t_out, h, w)
+    if residual is not None and (tuple(residual.shape) != out_shape or residual.dtype != torch.bfloat16):
+        _fail(bad, CAUSAL, f"residual must be bfloat16 {out_shape}")
+    if residual is not None and residual.device != x.device:
+        _fail(bad, CAUSAL, f"residual is on {residual.device}, x on {x.device}")
+    return out_shape
 
 
 def _run_window(x, cache, weight, bias, residual, fp8, stride):
@@ -357,9 +365,7 @@ def _run_window(x, cache, weight, bias, residual, fp8, stride):
     the cache and x read in place (bf16), or quantized together with one scale (fp8)."""
     temporal = stride is not None
     if temporal:
-        out_shape = _check_temporal(x, cache, weight, bias, stride)
-        if residual is not None and (tuple(residual.shape) != out_shape or residual.dtype != torch.bfloat16):
-            _fail(_lib.INVALID_ARGUMENT, CAUSAL, f"residual must be bfloat16 {out_shape}")
+        out_shape = _check_temporal(x, cache, weight, bias, stride, residual)
     else:
         out_shape = _check(CAUSAL, x, weight, bias, residual)
         _check_cache(x, cache)
@@ -496,7 +502,7 @@ def temporal_conv3d(x: torch.Tensor, cache: Optional[torch.Tensor], weight: torc
 
 @temporal_conv3d.register_fake
 def _(x, cache, weight, bias=None, residual=None, stride=1, fp8=False):
-    return _empty_channels_last(_check_temporal(x, cache, weight, bias, stride), x)
+    return _empty_channels_last(_check_temporal(x, cache, weight, bias, stride, residual), x)
 
 
 @causal_conv3d.register_fake
@@ -580,14 +586,20 @@ def _param_f32(t):
     storage = t.untyped_storage()
     key = (storage.data_ptr(), t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype,
            t.device.index)
-    version = _version_of(t)
+    version = _version_of(t)  # None for an inference tensor: no counter, taken as unchanged
     hit = _norm_params.get(key)
-    if hit is not None and hit[0]() is storage and hit[1] == version and version is not None:
+    if hit is not None and hit[0]() is storage and hit[1] == version:
         return hit[2]
     f32 = flat.to(torch.float32).clone()
+    if f32.is_cuda and not torch.cuda.is_current_stream_capturing():
+        # Once per parameter version: a later call on another stream must not read the copy
+        # before this stream has written it.
+        torch.cuda.current_stream(f32.device).synchronize()
     with _norm_params_lock:
+        new_key = key not in _norm_params
         _norm_params[key] = (weakref.ref(storage), version, f32)
-    weakref.finalize(storage, _norm_params.pop, key, None)
+    if new_key:
+        weakref.finalize(storage, _norm_params.pop, key, None)
     return f32
 
 

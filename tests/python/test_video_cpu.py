@@ -13,6 +13,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import standin_vae  # noqa: E402
 from vaeconv_testutil import CountVaeconvOps, recording_backend, rel_l2  # noqa: E402
+import vaeconv  # noqa: E402
 import vaeconv.ops as ops  # noqa: E402
 import vaeconv.torch as vt  # noqa: E402
 
@@ -224,6 +225,41 @@ class Resample3dSteps(unittest.TestCase):
         self.assertEqual([n for n, _ in report.skipped], ["time_conv"])
         self.assertIn("interleaves", report.skipped[0][1])
         self.assertEqual([op for _, op in report.patched], ["upsample_conv2d"])
+
+
+class TemporalChecks(unittest.TestCase):
+    def test_operands_on_another_device_are_refused(self):
+        # A bias or residual elsewhere than x would hand the kernel a pointer of another device.
+        x = torch.zeros(1, 8, 4, 3, 3, dtype=torch.bfloat16)
+        w = torch.zeros(8, 8, 3, 1, 1)
+        y = torch.ops.vaeconv.temporal_conv3d(x, None, w, None, None, 2, False)
+        with self.assertRaisesRegex(vaeconv.VaeconvError, "bias is on meta"):
+            torch.ops.vaeconv.temporal_conv3d(x, None, w, torch.zeros(8, device="meta"), None, 2, False)
+        with self.assertRaisesRegex(vaeconv.VaeconvError, "weight is on meta"):
+            torch.ops.vaeconv.temporal_conv3d(x, None, w.to("meta"), None, None, 2, False)
+        with self.assertRaisesRegex(vaeconv.VaeconvError, "residual is on meta"):
+            torch.ops.vaeconv.temporal_conv3d(x, None, w, None, torch.zeros(y.shape, dtype=torch.bfloat16,
+                                                                            device="meta"), 2, False)
+        with self.assertRaisesRegex(vaeconv.VaeconvError, "bias must be a float"):
+            torch.ops.vaeconv.temporal_conv3d(x, None, w, torch.zeros(8, dtype=torch.int32), None, 2, False)
+
+
+class NormParamCopies(unittest.TestCase):
+    def test_fp32_copy_is_kept_per_version(self):
+        # The fp32 copy of a bf16 gamma is made once per parameter version; an inference tensor
+        # (no version counter) keeps its copy too, with one finalizer, not one per call.
+        with torch.inference_mode():
+            g = torch.ones(16, dtype=torch.bfloat16)
+            a = ops._param_f32(g)
+            self.assertIs(ops._param_f32(g), a)
+        p = torch.nn.Parameter(torch.ones(16, dtype=torch.bfloat16), requires_grad=False)
+        a = ops._param_f32(p)
+        self.assertIs(ops._param_f32(p), a)
+        with torch.no_grad():
+            p.mul_(2)
+        b = ops._param_f32(p)
+        self.assertIsNot(b, a)
+        self.assertEqual(b.tolist(), [2.0] * 16)
 
 
 class TemporalFakes(unittest.TestCase):
