@@ -74,7 +74,27 @@ class PatchReport:
         return f"vaeconv patched {head}; kept {len(self.skipped)} candidate modules as they are"
 
 
-class _State:
+class _SavedForward:
+    """The forward a module had before patch() gave it an instance forward (none of its own, as
+    diffusers builds them, or the one it had): original() calls it, restore() puts it back."""
+
+    def __init__(self, module):
+        self.had_instance_forward = "forward" in module.__dict__
+        self.instance_forward = module.__dict__.get("forward")
+
+    def original(self, module, *args):
+        if self.had_instance_forward:
+            return self.instance_forward(*args)
+        return type(module).forward(module, *args)
+
+    def restore(self, module):
+        if self.had_instance_forward:
+            module.__dict__["forward"] = self.instance_forward
+        else:
+            module.__dict__.pop("forward", None)
+
+
+class _State(_SavedForward):
     """What patch() changed on one module, so that unpatch() can undo exactly that."""
 
     def __init__(self, module, kind, conv, fp8, compute_dtype, cpu_reference):
@@ -84,13 +104,8 @@ class _State:
         self.fp8 = fp8
         self.compute_dtype = compute_dtype
         self.cpu_reference = cpu_reference
-        self.had_instance_forward = "forward" in module.__dict__
-        self.instance_forward = module.__dict__.get("forward")
+        super().__init__(module)
 
-    def original(self, module, *args):
-        if self.had_instance_forward:
-            return self.instance_forward(*args)
-        return type(module).forward(module, *args)
 
 
 _device_support = {}
@@ -372,10 +387,7 @@ def unpatch(model):
         st = m.__dict__.pop(_STATE, None)
         if st is None:
             continue
-        if st.had_instance_forward:
-            m.__dict__["forward"] = st.instance_forward
-        else:
-            m.__dict__.pop("forward", None)
+        st.restore(m)
         ops.release_weights(st.conv.weight)
         restored += 1
     return restored
@@ -418,7 +430,7 @@ _NORM_STATE = "_vaeconv_norm_patch"
 _ACT_STATE = "_vaeconv_fused_act"
 
 
-class _NormState:
+class _NormState(_SavedForward):
     """What patch() changed on a norm (or a fused-away activation), for _unpatch_norms."""
 
     def __init__(self, module, compute_dtype=None, cpu_reference=False, rank=5):
@@ -427,13 +439,8 @@ class _NormState:
         self.compute_dtype = compute_dtype
         self.cpu_reference = cpu_reference
         self.rank = rank
-        self.had_instance_forward = "forward" in module.__dict__
-        self.instance_forward = module.__dict__.get("forward")
+        super().__init__(module)
 
-    def original(self, module, *args):
-        if self.had_instance_forward:
-            return self.instance_forward(*args)
-        return type(module).forward(module, *args)
 
 
 def _norm_refusal(m):
@@ -567,10 +574,7 @@ def _unpatch_norms(model):
             st = m.__dict__.pop(key, None)
             if st is None:
                 continue
-            if st.had_instance_forward:
-                m.__dict__["forward"] = st.instance_forward
-            else:
-                m.__dict__.pop("forward", None)
+            st.restore(m)
             restored += 1
     return restored
 
@@ -598,17 +602,9 @@ _RES_CALLS = ["conv_shortcut", "norm1", "nonlinearity", "conv1", "conv1", "norm2
 _SELF_CALL = re.compile(r"self\.(\w+)\(")
 
 
-class _ResidualState:
+class _ResidualState(_SavedForward):
     """What patch() changed on a residual block, for _unpatch_residuals."""
 
-    def __init__(self, module):
-        self.had_instance_forward = "forward" in module.__dict__
-        self.instance_forward = module.__dict__.get("forward")
-
-    def original(self, module, *args):
-        if self.had_instance_forward:
-            return self.instance_forward(*args)
-        return type(module).forward(module, *args)
 
 
 def residual_forward_matches_source(source):
@@ -731,9 +727,6 @@ def _unpatch_residuals(model):
         st = m.__dict__.pop(_RES_STATE, None)
         if st is None:
             continue
-        if st.had_instance_forward:
-            m.__dict__["forward"] = st.instance_forward
-        else:
-            m.__dict__.pop("forward", None)
+        st.restore(m)
         restored += 1
     return restored
