@@ -5,7 +5,6 @@ SiLU after a norm fused only where the owner's forward provably applies it right
 fallbacks bit-identical, unpatch restores every forward), torch.compile(fullgraph=True) tracing
 through the patched norms, and the SiLU pairing rule read from diffusers' own source when a
 checkout is present. Run by tests/python/run_cpu_tests.py (ctest python_torch_cpu)."""
-import ast
 import os
 import sys
 import types
@@ -18,13 +17,12 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import standin_vae  # noqa: E402
-from vaeconv_testutil import CountVaeconvOps, channels_last, is_channels_last, recording_backend  # noqa: E402
+from vaeconv_testutil import (DIFFUSERS_AE, CountVaeconvOps, channels_last, class_forward_source,  # noqa: E402
+                              is_channels_last, recording_backend)
 import vaeconv  # noqa: E402
 import vaeconv.ops as ops  # noqa: E402
 import vaeconv.torch as vt  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DIFFUSERS_AE = os.path.join(REPO, ".diffusers", "src", "diffusers", "models", "autoencoders")
 
 
 # --- Stand-ins with diffusers' class names and the structure the patch relies on ----------------
@@ -380,14 +378,10 @@ class DiffusersSource(unittest.TestCase):
     """The pairing rule on diffusers' own forwards (read as text: diffusers need not import)."""
 
     def forward_source(self, path, cls):
-        with open(path) as f:
-            text = f.read()
-        for node in ast.parse(text).body:
-            if isinstance(node, ast.ClassDef) and node.name == cls:
-                for f in node.body:
-                    if isinstance(f, ast.FunctionDef) and f.name == "forward":
-                        return ast.get_source_segment(text, f)
-        self.fail(f"{cls}.forward not found in {path}")
+        src = class_forward_source(path, cls)
+        if src is None:
+            self.fail(f"{cls}.forward not found in {path}")
+        return src
 
     def test_pairs_in_qwen_image_and_wan(self):
         if not os.path.isdir(DIFFUSERS_AE):

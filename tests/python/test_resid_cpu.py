@@ -8,7 +8,6 @@ torch.compile(fullgraph=True) tracing the residual into the op; the source check
 residual block forwards when a checkout is present. With cpu_reference the ops run their aten
 reference (fp32, rounded once), so this checks routing, protocol and rounding, not the kernels.
 Run by tests/python/run_cpu_tests.py (ctest python_torch_cpu)."""
-import ast
 import os
 import sys
 import types
@@ -16,48 +15,14 @@ import unittest
 
 import torch
 import torch.nn as nn
-from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import standin_vae  # noqa: E402
+from vaeconv_testutil import (DIFFUSERS_AE, CountVaeconvOps, channels_last, class_forward_source,  # noqa: E402
+                              is_channels_last, recording_backend)
 import vaeconv.torch as vt  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DIFFUSERS_AE = os.path.join(REPO, ".diffusers", "src", "diffusers", "models", "autoencoders")
 BLOCKS = (standin_vae.QwenImageResidualBlock, standin_vae.WanResidualBlock)
-
-
-def channels_last(t):
-    return t.contiguous(memory_format=torch.channels_last_3d)
-
-
-def is_channels_last(t):
-    return t.permute(0, 2, 3, 4, 1).is_contiguous()
-
-
-class CountOps(TorchDispatchMode):
-    """vaeconv op calls by name, "+residual" where the conv got a residual tensor, "+silu" for a
-    norm with its SiLU."""
-
-    RESIDUAL_ARG = {"vaeconv::causal_conv3d": 3, "vaeconv::causal_conv3d_cached": 4}
-
-    def __init__(self):
-        super().__init__()
-        self.calls = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = str(func.name())
-        if name.startswith("vaeconv::"):
-            key = name
-            if name in self.RESIDUAL_ARG:
-                i = self.RESIDUAL_ARG[name]
-                r = kwargs.get("residual", args[i] if len(args) > i else None)
-                key += "+residual" if r is not None else ""
-            if name == "vaeconv::rms_norm" and kwargs.get("silu", args[3] if len(args) > 3 else False):
-                key += "+silu"
-            self.calls[key] = self.calls.get(key, 0) + 1
-        return func(*args, **kwargs)
 
 
 def block(cls, cin, cout, dtype=torch.bfloat16, seed=0):
@@ -127,7 +92,7 @@ class Patch(unittest.TestCase):
                         want = ref32(x.float())
                         unpatched = m(x)
                         vt.patch(m, cpu_reference=True)
-                        with CountOps() as count:
+                        with CountVaeconvOps(silu_apart=True, residual_apart=True) as count:
                             y = m(x)
                     vt.unpatch(m)
                     self.assertEqual(count.calls.get("vaeconv::causal_conv3d+residual"), 1, count.calls)
@@ -166,7 +131,7 @@ class Patch(unittest.TestCase):
                     with torch.no_grad():
                         want, want_cache = run_chunks(ref32, [x.float() for x in xs])
                         vt.patch(m, cpu_reference=True)
-                        with CountOps() as count:
+                        with CountVaeconvOps(silu_apart=True, residual_apart=True) as count:
                             got, got_cache = run_chunks(m, xs)
                     vt.unpatch(m)
                     # First chunk: both convs without a cache; the three after it: cached.
@@ -218,7 +183,7 @@ class Patch(unittest.TestCase):
                         ref_plain = m(xs[2])
                         ref, ref_cache = run_chunks(m, xs)
                         vt.patch(m, cpu_reference=True)
-                        with CountOps() as count:
+                        with CountVaeconvOps(silu_apart=True, residual_apart=True) as count:
                             got_plain = m(xs[2])
                             got, got_cache = run_chunks(m, xs)
                     vt.unpatch(m)
@@ -267,7 +232,7 @@ class Patch(unittest.TestCase):
             ref = m(x)
             vt.unpatch(m)
             vt.patch(m, cpu_reference=True)
-            with CountOps() as count:
+            with CountVaeconvOps(silu_apart=True, residual_apart=True) as count:
                 y = m(x)
             vt.unpatch(m)
         self.assertNotIn("vaeconv::causal_conv3d+residual", count.calls)
@@ -284,7 +249,7 @@ class Patch(unittest.TestCase):
             ref = m(x)
             vt.unpatch(m)
             vt.patch(m, cpu_reference=True, compute_dtype=torch.bfloat16)
-            with CountOps() as count:
+            with CountVaeconvOps(silu_apart=True, residual_apart=True) as count:
                 y = m(x)
             vt.unpatch(m)
         self.assertEqual(y.dtype, torch.float32)
@@ -296,7 +261,7 @@ class Patch(unittest.TestCase):
         m = block(standin_vae.QwenImageResidualBlock, 16, 32)
         vt.patch(m, cpu_reference=True)
         x = frames(1, 16, 2, seed=5).requires_grad_()
-        with CountOps() as count:
+        with CountVaeconvOps(silu_apart=True, residual_apart=True) as count:
             y = m(x)
         y.float().sum().backward()
         vt.unpatch(m)
@@ -318,7 +283,7 @@ class Patch(unittest.TestCase):
                 self.assertEqual(default, [2])
                 vt.patch(m, cpu_reference=True)
                 got_cache = [None] * 4
-                with CountOps() as count:
+                with CountVaeconvOps(silu_apart=True, residual_apart=True) as count:
                     got = m(x, got_cache)
                 vt.unpatch(m)
             self.assertEqual(default, [4])
@@ -395,10 +360,7 @@ class Compile(unittest.TestCase):
                 vt.patch(m, cpu_reference=True)
                 xs = [frames(1, 32, t, seed=20 + i) for i, t in enumerate((1, 2))]
                 graphs = []
-
-                def backend(gm, example_inputs):
-                    graphs.append(gm)
-                    return gm.forward
+                backend = recording_backend(graphs)
 
                 def step(x, cache):
                     return m(x, cache, [0]) if chunked else m(x)
@@ -431,14 +393,10 @@ class DiffusersSource(unittest.TestCase):
     """The source check on diffusers' own residual block forwards (read as text)."""
 
     def forward_source(self, path, cls):
-        with open(path) as f:
-            text = f.read()
-        for node in ast.parse(text).body:
-            if isinstance(node, ast.ClassDef) and node.name == cls:
-                for f in node.body:
-                    if isinstance(f, ast.FunctionDef) and f.name == "forward":
-                        return ast.get_source_segment(text, f)
-        self.fail(f"{cls}.forward not found in {path}")
+        src = class_forward_source(path, cls)
+        if src is None:
+            self.fail(f"{cls}.forward not found in {path}")
+        return src
 
     def test_diffusers_blocks_match(self):
         if not os.path.isdir(DIFFUSERS_AE):

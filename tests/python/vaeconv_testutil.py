@@ -2,7 +2,9 @@
 which puts this folder on sys.path): the vaeconv op counter, the channels-last layout helpers, the
 error measures, a graph-recording torch.compile backend, the fp32 / bf16 model pair and the
 diffusers import. Not a test module (unittest discovery loads test_*.py)."""
+import ast
 import math
+import os
 import unittest
 
 import torch
@@ -12,21 +14,31 @@ from torch.utils._python_dispatch import TorchDispatchMode
 class CountVaeconvOps(TorchDispatchMode):
     """Counts the vaeconv:: ops dispatched while active, by name, in .calls. With silu_apart, a
     vaeconv::rms_norm call with silu=True counts as "vaeconv::rms_norm+silu", so a test can tell
-    the fused norm + SiLU from the plain norm."""
+    the fused norm + SiLU from the plain norm; with residual_apart, a causal conv given a residual
+    tensor counts as "<name>+residual"."""
 
-    def __init__(self, silu_apart=False):
+    RESIDUAL_ARG = {"vaeconv::causal_conv3d": 3, "vaeconv::causal_conv3d_cached": 4}
+
+    def __init__(self, silu_apart=False, residual_apart=False):
         super().__init__()
         self.silu_apart = silu_apart
+        self.residual_apart = residual_apart
         self.calls = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
         name = str(func.name())
         if name.startswith("vaeconv::"):
+            key = name
+            if self.residual_apart and name in self.RESIDUAL_ARG:
+                i = self.RESIDUAL_ARG[name]
+                if kwargs.get("residual", args[i] if len(args) > i else None) is not None:
+                    key += "+residual"
             if self.silu_apart and name == "vaeconv::rms_norm" and \
-                    (kwargs or {}).get("silu", args[3] if len(args) > 3 else False):
-                name += "+silu"
-            self.calls[name] = self.calls.get(name, 0) + 1
-        return func(*args, **(kwargs or {}))
+                    kwargs.get("silu", args[3] if len(args) > 3 else False):
+                key += "+silu"
+            self.calls[key] = self.calls.get(key, 0) + 1
+        return func(*args, **kwargs)
 
 
 def channels_last(t):
@@ -84,3 +96,20 @@ def diffusers_or_skip(names=("AutoencoderKLQwenImage", "AutoencoderKLWan")):
     except Exception as e:  # absent, or an incompatible install
         raise unittest.SkipTest(f"diffusers not importable ({e.__class__.__name__}: {e}); "
                                 "put diffusers' src/ on PYTHONPATH to run the VAE tests")
+
+
+# diffusers' autoencoder sources in the checkout the tests read as text (may be absent).
+DIFFUSERS_AE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                            ".diffusers", "src", "diffusers", "models", "autoencoders")
+
+
+def class_forward_source(path, cls):
+    """The source text of class cls's forward in the Python file at path, None if there is none."""
+    with open(path) as f:
+        text = f.read()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for f in node.body:
+                if isinstance(f, ast.FunctionDef) and f.name == "forward":
+                    return ast.get_source_segment(text, f)
+    return None
