@@ -10,18 +10,24 @@
 // (the shapes the set's own tiles serve), over extra cases of those tiles (partial tiles,
 // residuals, video, strided views, downsample, upsample phases) and over the shared case table's
 // (conv_cases.hpp) that the set's own tiles serve. Each case asserts, without a GPU too, that
-// which_kernel gives it the set's own tile (the cdna shape, field by field). A build without a
+// which_kernel gives it the set's own tile (the cdna shape, field by field): where the set has
+// two wide tiles of one operand type (kernel/tile_rounds.hpp, the round rule: gfx942 bf16,
+// gfx950 bf16 and fp8), the one the rule names for the case's grid, and the seed shapes run both
+// (AmdTables.RoundRule checks the choice on every seed shape, the primary set's too). A build without a
 // set skips its cases (the NVIDIA wgmma build has neither; AMD has no gfx942 twin, gfx942's set
 // being its primary one, which the seed suite runs); on AMD the gfx950 set runs on a gfx950
 // device only.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "conv_case.hpp"
 #include "conv_cases.hpp"
 #include "vaeconv/api/device_arch.hpp"
+#include "vaeconv/kernel/tile_rounds.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 
 namespace vaeconv::test {
@@ -52,16 +58,60 @@ template <class Shape>
 constexpr Tile tile_of() {
   return {Shape::BM, Shape::BN, Shape::BK, Shape::kWarpsM, Shape::kWarpsN, Shape::kStages};
 }
-// The set's tile of a family: its wide tile (implicit GEMM) or the cdna tap-reduce tile (the
-// gfx942 twin's; gfx950's set keeps the primary set's, so no case of it plans one).
+bool same_tile(const KernelPlan& p, const Tile& w) {
+  return p.bm == w.bm && p.bn == w.bn && p.bk == w.bk && p.warps_m == w.warps_m &&
+         p.warps_n == w.warps_n && p.stages == w.stages;
+}
+
+// A set's wide tiles of one operand type: the wide tile and, where the set has one, its
+// few-rounds partner, with their LDS and the target constants the round rule reads.
+struct WideTiles {
+  Tile wide, few;
+  bool has_few = false;
+  int wide_lds = 0, few_lds = 0;
+  kernel::RoundTarget target{0, 0};
+};
+template <class Wide, class Few>
+WideTiles pair_of(int elem_bytes, kernel::RoundTarget t) {
+  return {tile_of<Wide>(), tile_of<Few>(), true, kernel::pipeline_lds_bytes<Wide>(elem_bytes),
+          kernel::pipeline_lds_bytes<Few>(elem_bytes), t};
+}
+// gfx942's (the AMD primary set and the NVIDIA twin) or gfx950's.
 template <DType kType>
-Tile own_tile(TableSet s, bool tap_reduce) {
+WideTiles wide_tiles(TableSet s) {
+  namespace c = kernel::cdna;
+  if (s == TableSet::kGfx950) {
+    if (kType == DType::kFP8E4M3)
+      return pair_of<c::Gfx950WideShapeFp8, c::Gfx950WideFewRoundsShapeFp8>(
+          1, kernel::kRoundTargetGfx950);
+    return pair_of<c::Gfx950WideShape, c::Gfx950WideFewRoundsShape>(2,
+                                                                      kernel::kRoundTargetGfx950);
+  }
+  if (kType == DType::kFP8E4M3) {
+    WideTiles t;
+    t.wide = tile_of<c::WideShapeFp8>();
+    return t;
+  }
+  return pair_of<c::WideShape, c::WideFewRoundsShape>(2, kernel::kRoundTargetGfx942);
+}
+// The tile the round rule names for an implicit-GEMM wide plan (its grid: plan.tiles blocks per
+// launch, one grid for both tiles of a set).
+template <DType kType>
+Tile rule_tile(TableSet s, const KernelPlan& p) {
+  const WideTiles t = wide_tiles<kType>(s);
+  if (!t.has_few) return t.wide;
+  return kernel::wide_saves_a_round(t.target, p.tiles, t.wide_lds, p.tiles, t.few_lds) ? t.wide
+                                                                                        : t.few;
+}
+
+// The set's tile of a plan: the round rule's wide tile (implicit GEMM) or the cdna tap-reduce
+// tile (the gfx942 twin's; gfx950's set keeps the primary set's, so no case of it plans one).
+template <DType kType>
+Tile own_tile(TableSet s, const KernelPlan& p, bool tap_reduce) {
   namespace c = kernel::cdna;
   const bool fp8 = kType == DType::kFP8E4M3;
   if (tap_reduce) return fp8 ? tile_of<c::TapReduceShapeFp8>() : tile_of<c::TapReduceShape>();
-  if (s == TableSet::kGfx950)
-    return fp8 ? tile_of<c::Gfx950WideShapeFp8>() : tile_of<c::Gfx950WideShape>();
-  return fp8 ? tile_of<c::WideShapeFp8>() : tile_of<c::WideShape>();
+  return rule_tile<kType>(s, p);
 }
 
 // The plans of d (its dtypes set) under the set and the primary set.
@@ -92,10 +142,8 @@ void check_set_case(TableSet s, const ConvDesc& factory_desc, CaseOptions o) {
   ASSERT_EQ(p.own.table_set, s);
   const bool tap_reduce = p.own.family() == "tap_reduce";
   ASSERT_TRUE(tap_reduce || p.own.family() == "implicit_gemm") << p.own.name();
-  const Tile w = own_tile<kType>(s, tap_reduce);
-  ASSERT_TRUE(p.own.bm == w.bm && p.own.bn == w.bn && p.own.bk == w.bk &&
-              p.own.warps_m == w.warps_m && p.own.warps_n == w.warps_n &&
-              p.own.stages == w.stages)
+  const Tile w = own_tile<kType>(s, p.own, tap_reduce);
+  ASSERT_TRUE(same_tile(p.own, w))
       << "which_kernel: " << p.own.name() << ", the set's tile is " << w.bm << "x" << w.bn
       << "x" << w.bk << " w" << w.warps_m << "x" << w.warps_n << " s" << w.stages;
   VAECONV_REQUIRE_GPU();
@@ -151,6 +199,39 @@ TEST(AmdTables, ServeSeedShapes) {
   }
 }
 
+// The round rule on every seed shape of every gfx942 / gfx950 set the build plans (AMD: the
+// primary set is gfx942's; cuda-mma: the twins): each 96-wide vector implicit GEMM gets the tile
+// the rule names for its grid, and each set with two wide tiles gives some seed shape each.
+TEST(AmdTables, RoundRule) {
+  std::vector<std::pair<TableSet, const char*>> sets;
+#if defined(VAECONV_BACKEND_HIP)
+  sets.push_back({TableSet::kPrimary, "gfx942"});
+#endif
+  for (const AmdSet& s : amd_sets()) sets.push_back({s.set, s.name});
+  if (sets.empty()) GTEST_SKIP() << "this build plans no gfx942 or gfx950 set";
+  auto check = [&](auto type_tag, TableSet set, const char* name) {
+    constexpr DType kType = decltype(type_tag)::value;
+    const WideTiles t = wide_tiles<kType>(set);
+    int wide = 0, few = 0;
+    for (const VaeShape& sh : kVaeShapes) {
+      const ConvDesc d = case_desc(sh.desc(), kType, CaseOptions{});
+      KernelPlan p;
+      ASSERT_TRUE(which_kernel(d, &p, set).ok()) << name << " " << sh.id;
+      if (p.family() != "implicit_gemm" || p.bn != 96 || !p.choice.vector) continue;
+      const Tile want = rule_tile<kType>(set, p);
+      EXPECT_TRUE(same_tile(p, want)) << name << " " << sh.id << ": " << p.name() << " on "
+                                      << p.tiles << " blocks";
+      (same_tile(p, t.wide) ? wide : few) += 1;
+    }
+    EXPECT_GE(wide, 1) << name;
+    if (t.has_few) EXPECT_GE(few, 1) << name << ": no seed shape takes the few-rounds tile";
+  };
+  for (const auto& [set, name] : sets) {
+    check(std::integral_constant<DType, DType::kBF16>{}, set, name);
+    check(std::integral_constant<DType, DType::kFP8E4M3>{}, set, name);
+  }
+}
+
 class AmdTablesSeedBf16 : public ::testing::TestWithParam<SeedParam> {};
 TEST_P(AmdTablesSeedBf16, MatchesReference) {
   CaseOptions o;
@@ -191,6 +272,9 @@ std::vector<ConvCase> wide_cases() {
   inplace.residual_in_place = true;
   const Aim none{};
   return {
+      // A grid the wide tile finishes in fewer rounds than its few-rounds partner (gfx942: 626
+      // blocks of 128 rows, gfx950: 314 of 256); the smaller cases below take the partner.
+      {"causal_t2_wide_grid", ConvDesc::causal3x3x3(1, 2, 200, 200, 96, 96), plain, none},
       // Partial tiles of 128 and 256 rows: 37 x 53 = 1961 pixels per frame, two frames.
       {"causal_video_t2_partial_res", ConvDesc::causal3x3x3(1, 2, 37, 53, 96, 192), res, none},
       {"causal_cin192_odd_inplace", ConvDesc::causal3x3x3(1, 1, 45, 77, 192, 96), inplace, none},

@@ -15,10 +15,12 @@
 #include "vaeconv/conv/upsample_phases.hpp"
 #include "vaeconv/kernel/conv_kernel.hpp"
 #include "vaeconv/kernel/dispatch.hpp"
+#include "vaeconv/kernel/epilogue_shape.hpp"
 #include "vaeconv/kernel/halo_conv_kernel.hpp"
 #include "vaeconv/kernel/halo_fragment_kernel.hpp"
 #include "vaeconv/kernel/tap_reduce_kernel.hpp"
 #include "vaeconv/kernel/tap_row_conv_kernel.hpp"
+#include "vaeconv/kernel/tile_rounds.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 
 namespace vaeconv {
@@ -29,7 +31,9 @@ struct KernelChoice {
   // The families of kernel/dispatch.hpp (kernel::FamilyId, same values).
   enum class Family : int { kImplicitGemm = 0, kTapReduce = 1, kHalo = 2, kTapRow = 3 };
   Family family = Family::kImplicitGemm;
-  kernel::TileId tile = kernel::TileId::kWide;  // the implicit GEMM's tile
+  // The implicit GEMM's tile: by Cout (kernel/dispatch.hpp's choose_tile), then, for the wide
+  // tile of a table with a few-rounds partner, by the round rule (kernel/tile_rounds.hpp).
+  kernel::TileId tile = kernel::TileId::kWide;
   bool vector = true;            // the implicit GEMM's 16-byte gather (else element-wise)
   bool upsample_phases = false;  // an upsample conv as four 2 x 2 phase launches
 };
@@ -119,11 +123,49 @@ inline Status launch_grid(const ConvDesc& d, const ConvArgs& a, int phase, kerne
   return Status::Ok();
 }
 
+// The round rule (kernel/tile_rounds.hpp) of a table T with a few-rounds partner of its wide tile
+// (T::WideFewRounds not void): the partner where the wide tile's grid needs no fewer rounds over
+// the target's CUs. The grids are the launches' own (block_grid; an upsample conv's phases share
+// one grid, phase 0's). Host arithmetic only, no allocation (the launch path runs it).
+template <class T>
+inline kernel::TileId wide_tile_by_rounds(const ConvDesc& d, const PackedWeightsInfo& w,
+                                          bool upsample_phases) {
+  using Few = typename T::WideFewRounds;
+  if constexpr (std::is_void_v<Few>) {
+    (void)d; (void)w; (void)upsample_phases;
+    return kernel::TileId::kWide;
+  } else {
+    using Wide = typename T::Wide;
+    using Tiling = typename kernel::ConvKernel<Wide, kernel::CausalGeometry, true>::Tiling;
+    static_assert(std::is_same_v<Tiling, typename kernel::ConvKernel<
+                                             Few, kernel::CausalGeometry, true>::Tiling>,
+                  "both tiles run the implicit GEMM's tiling");
+    // The rule counts a block's LDS as its pipeline's (the host tests' pipeline_lds_bytes): the
+    // epilogue must stage inside it.
+    static_assert(kernel::EpilogueShape<Wide>::kKernelBytes == Wide::kPipelineBytes &&
+                      kernel::EpilogueShape<Few>::kKernelBytes == Few::kPipelineBytes,
+                  "the round rule's tiles stage their epilogue inside the pipeline's LDS");
+    static_assert(kernel::pipeline_lds_bytes<Wide>(Wide::kElemBytes) == Wide::kPipelineBytes &&
+                      kernel::pipeline_lds_bytes<Few>(Few::kElemBytes) == Few::kPipelineBytes,
+                  "one count of a tile's LDS");
+    ConvArgs a;  // no buffers: the grid reads only the descriptor and the packed weights' info
+    a.weights.info = w;
+    kernel::ConvParams p;
+    const int phase = upsample_phases ? 0 : -1;
+    const int64_t wide_blocks = block_grid<Wide, Tiling>(d, a, phase, &p);
+    const int64_t few_blocks = block_grid<Few, Tiling>(d, a, phase, &p);
+    return kernel::wide_saves_a_round(T::kRoundTarget, wide_blocks, Wide::kPipelineBytes,
+                                      few_blocks, Few::kPipelineBytes)
+               ? kernel::TileId::kWide
+               : kernel::TileId::kWideFewRounds;
+  }
+}
+
 // The dispatch, in one place: conv_forward launches and which_kernel reports its answer, the
 // first family of the candidate list (kernel/dispatch.hpp) that can implement the conv; for the
-// implicit GEMM its tile, its gather, and the upsample conv in phases (upsample_phases.hpp).
-// Tables: the table set whose policies run (kernel::ShippedTiles, or a sweep's): its
-// kHaloMaxCin caps the halo family.
+// implicit GEMM its tile (by Cout, then the round rule where the table has two wide tiles), its
+// gather, and the upsample conv in phases (upsample_phases.hpp). Tables: the table set whose
+// policies run (kernel::ShippedTiles, or a sweep's): its kHaloMaxCin caps the halo family.
 template <class Tables = kernel::ShippedTiles>
 inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w) {
   using kernel::Candidates;
@@ -139,6 +181,12 @@ inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w)
     c.tile = kernel::choose_tile(d.cout);
     c.vector = kernel::ImplicitGemmFamily::vector_gather(d);
     c.upsample_phases = d.kind == ConvKind::kUpsample && w.phases == kUpsamplePhases;
+    if (c.tile == kernel::TileId::kWide && c.vector)  // the element-wise gather: one wide tile
+      c.tile = d.in_dtype == kFp8
+                   ? wide_tile_by_rounds<typename Tables::template For<kFp8>>(d, w,
+                                                                              c.upsample_phases)
+                   : wide_tile_by_rounds<typename Tables::template For<kBf16>>(d, w,
+                                                                               c.upsample_phases);
   }
   return c;
 }
@@ -216,6 +264,10 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
         case kernel::TileId::kNarrow: return visit_either<typename T::Narrow>(d, c, v);
         case kernel::TileId::kWide:
           return visit_either<typename T::Wide, typename T::WideElementwise>(d, c, v);
+        case kernel::TileId::kWideFewRounds:  // the round rule gives it to vector gathers only
+          if constexpr (!std::is_void_v<typename T::WideFewRounds>)
+            return visit_geometry<typename T::WideFewRounds, true>(d, c, v);
+          break;
       }
       break;
   }

@@ -19,13 +19,15 @@
 #include "vaeconv/kernel/tap_reduce.hpp"
 #include "vaeconv/kernel/tap_row_halo.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
+#include "vaeconv/kernel/tile_rounds.hpp"
 #if defined(VAECONV_GPU_COMPILER)
 #include "vaeconv/kernel/halo_conv_kernel.hpp"  // HaloPolicy (device code: GPU compilers only)
 #endif
 
 namespace vaeconv::kernel {
 
-enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2 };
+// kWideFewRounds: the wide tile's few-rounds partner, where a table has one (tile_rounds.hpp).
+enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2, kWideFewRounds = 3 };
 
 // The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: BN = 32 GEMM columns = 9 taps x
 // up to 3 outputs, and BM = an input halo of 16-pixel rows around the output patch. NVIDIA: a
@@ -53,6 +55,12 @@ namespace cdna {
 // AMD hardware.
 //                        BM   BN  BK  warpsM warpsN stages
 using WideShape = TileShape<128, 96, 16, 4, 1, 3>;
+// The bf16 wide tile's few-rounds partner (tile_rounds.hpp, the round rule): 32 deep in two
+// stages (28 KiB, 2 blocks per CU; half the K tiles of the 16-deep tile), for the grids that the
+// three resident blocks of WideShape do not finish in fewer rounds over gfx942's CUs (the 512x512
+// and 256x256 layers, the downsample and upsample phases of 1024 blocks or fewer): faster there
+// at the pessimistic end of the CDNA model (docs/perf-notes.md, issue 25 W6).
+using WideFewRoundsShape = TileShape<128, 96, 32, 4, 1, 2>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 using WideShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;
@@ -74,6 +82,12 @@ using WideElementwiseShapeFp8 = WideShapeFp8;
 // rows; the candidates and their predictions: docs/perf-notes.md). Not measured on AMD hardware.
 using Gfx950WideShape = TileShape<256, 96, 32, 4, 1, 3>;
 using Gfx950WideShapeFp8 = TileShape<256, 96, 64, 4, 1, 3>;
+// Their few-rounds partners (tile_rounds.hpp): 128-byte K tiles in two stages (88 KiB, 1 block
+// per CU, 1 wave per SIMD), for the grids of one round or less of the wide tiles (256 blocks or
+// fewer: the 128x128 layers, the 256x256 downsample, dec_d0's upsample phases), where the CDNA
+// model predicts them faster at the pessimistic end (docs/perf-notes.md, issue 25 W6).
+using Gfx950WideFewRoundsShape = TileShape<256, 96, 64, 4, 1, 2>;
+using Gfx950WideFewRoundsShapeFp8 = TileShape<256, 96, 128, 4, 1, 2>;
 }  // namespace cdna
 #if defined(VAECONV_BACKEND_HIP)
 using namespace cdna;
@@ -197,13 +211,21 @@ using WideAtomFp8 = Arch::AtomFp8;
 // The shipped policies of each operand type. A dispatch reads a table set (Tables::For<kType>,
 // api/kernel_plan.hpp): the library's is ShippedTiles; a sweep's bench translation unit passes its
 // own, the shipped tables with one entry replaced by a candidate (bench/sweep_candidate.cpp).
-// kHaloMaxCin: the largest Cin the halo kernel's halo holds, the dispatch's cap.
+// kHaloMaxCin: the largest Cin the halo kernel's halo holds, the dispatch's cap. WideFewRounds:
+// the wide tile's few-rounds partner and kRoundTarget the target constants of the round rule
+// (tile_rounds.hpp) where the set has one, else void (one wide tile).
 template <DType kType>
 struct Tiles;
 template <>
 struct Tiles<DType::kBF16> {
   static constexpr int kHaloMaxCin = HaloBf16::kMaxCin;
   using Wide = TilePolicy<WideShape, Arch, WideAtomBf16>;
+#if defined(VAECONV_BACKEND_HIP)
+  using WideFewRounds = TilePolicy<WideFewRoundsShape, Arch, Arch::AtomBf16>;
+  static constexpr RoundTarget kRoundTarget = kRoundTargetGfx942;
+#else
+  using WideFewRounds = void;
+#endif
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
@@ -228,6 +250,7 @@ struct Tiles<DType::kFP8E4M3> {
       TapRowFp8>;
 #endif
   using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8>;
+  using WideFewRounds = void;
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
@@ -239,10 +262,11 @@ struct ShippedTiles {
 };
 
 // The gfx950 table set (TableSet::kGfx950): the shipped tables with the wide tiles that use
-// gfx950's LDS. On AMD their arch type is arch::CdnaGfx950Only (its gfx942 device pass is a trap:
-// arch/cdna.hpp). On an NVIDIA build without wgmma (the cuda-mma preset) the same shapes are
-// instantiated on the mma.sync atom, the portable twin the GPU suite runs; the wgmma build has
-// no such set (conv_forward never asks for it there).
+// gfx950's LDS, each with its few-rounds partner (the round rule, tile_rounds.hpp). On AMD their
+// arch type is arch::CdnaGfx950Only (its gfx942 device pass is a trap: arch/cdna.hpp). On an
+// NVIDIA build without wgmma (the cuda-mma preset) the same shapes are instantiated on the
+// mma.sync atom, the portable twin the GPU suite runs, with the rule's choice made as on gfx950;
+// the wgmma build has no such set (conv_forward never asks for it there).
 #if defined(VAECONV_BACKEND_HIP)
 using Gfx950Arch = arch::CdnaGfx950Only;
 #else
@@ -255,10 +279,14 @@ struct Gfx950Tiles;
 template <>
 struct Gfx950Tiles<DType::kBF16> : Tiles<DType::kBF16> {
   using Wide = TilePolicy<cdna::Gfx950WideShape, Gfx950Arch, Arch::AtomBf16>;
+  using WideFewRounds = TilePolicy<cdna::Gfx950WideFewRoundsShape, Gfx950Arch, Arch::AtomBf16>;
+  static constexpr RoundTarget kRoundTarget = kRoundTargetGfx950;
 };
 template <>
 struct Gfx950Tiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using Wide = TilePolicy<cdna::Gfx950WideShapeFp8, Gfx950Arch, Arch::AtomFp8>;
+  using WideFewRounds = TilePolicy<cdna::Gfx950WideFewRoundsShapeFp8, Gfx950Arch, Arch::AtomFp8>;
+  static constexpr RoundTarget kRoundTarget = kRoundTargetGfx950;
 };
 struct ShippedTilesGfx950 {
   template <DType kType>
@@ -272,7 +300,9 @@ constexpr bool kGfx950Tables = false;
 // primary set; the NVIDIA mma.sync build's primary set is NVIDIA's own tiles, so there gfx942's
 // wide tiles (the bf16 one 16 deep: 32-byte LDS rows in three stages, a layout no NVIDIA tile
 // has) and its tap-reduce tiles (the 8 x 16 halo of 128 rows in two stages) are instantiated on
-// the mma.sync atom for the GPU suite to run. The narrow, tiny and element-wise tiles keep the
+// the mma.sync atom for the GPU suite to run, with the round rule's choice between the bf16 wide
+// tile and its few-rounds partner made as on gfx942 (its target constants, tile_rounds.hpp), so
+// that each shape runs the tile gfx942 gives it. The narrow, tiny and element-wise tiles keep the
 // primary set's (they differ from gfx942's in stages or warps only, and each more wide-family
 // policy is five more kernels to compile). Not in visit_table_set: a device never runs it, so
 // conv_forward does not instantiate it.
@@ -283,6 +313,8 @@ struct Gfx942TwinTiles;
 template <>
 struct Gfx942TwinTiles<DType::kBF16> : Tiles<DType::kBF16> {
   using Wide = TilePolicy<cdna::WideShape, Arch, Arch::AtomBf16>;
+  using WideFewRounds = TilePolicy<cdna::WideFewRoundsShape, Arch, Arch::AtomBf16>;
+  static constexpr RoundTarget kRoundTarget = kRoundTargetGfx942;
   using TapReduce = TilePolicy<cdna::TapReduceShape, Arch, Arch::AtomBf16>;
 };
 template <>

@@ -1,0 +1,62 @@
+// vaeconv/kernel/tile_rounds.hpp — the round rule: which of a table's two wide tiles a conv gets.
+//
+// A table set may hold, for one operand type, two wide tiles of the same block shape (BM x BN):
+// its wide tile, which keeps more blocks resident per CU (a deeper K pipeline in less LDS), and
+// a few-rounds tile with fewer resident blocks and deeper K tiles. The wide tile is faster where
+// the grid fills many rounds of blocks (more waves hide the K-tile chain); where it does not
+// save a round, its extra residency buys nothing and its longer K chain (more, shallower K
+// tiles) costs time in the last, partial round: the few-rounds tile is faster there. The rule,
+// a contract of the dispatch (api/kernel_plan.hpp's choose_kernel):
+//
+//   resident(tile) = the target's LDS per CU / the tile's LDS (rounded down)
+//   rounds(tile)   = ceil(blocks per launch / (units x resident(tile)))
+//   the wide tile where rounds(wide) < rounds(few-rounds tile), else the few-rounds tile.
+//
+// units is the target's NOMINAL CU count, not the device's: gfx942 plans as an MI300X (304 CUs;
+// an MI325X has as many; an MI300A (228) or MI308X (80) gets the MI300X's choice, which runs
+// correctly and may be the slower tile there), gfx950 as an MI355X (256). The rule reads only
+// the conv's grid (its descriptor) and these constants: which_kernel plans on the host what
+// conv_forward runs, with no device query and no tuning at run time. resident() counts LDS
+// only: the tiles under the rule are limited by LDS, not registers, on their target (the
+// resource report's occupancy of their kernels; docs/perf-notes.md, issue 25 W6), and the
+// epilogue stages inside the pipeline's LDS (tile_table.hpp asserts it). Host code.
+#pragma once
+#include <cstdint>
+
+namespace vaeconv::kernel {
+
+// The target constants the rule reads: nominal compute units and LDS bytes per unit.
+struct RoundTarget {
+  int units;
+  int lds_bytes_per_unit;
+};
+constexpr RoundTarget kRoundTargetGfx942{304, 64 * 1024};   // MI300X
+constexpr RoundTarget kRoundTargetGfx950{256, 160 * 1024};  // MI355X
+
+// The LDS of a tile's K pipeline: stages x (BM + BN) rows of BK elements.
+template <class Shape>
+constexpr int pipeline_lds_bytes(int elem_bytes) {
+  return Shape::kStages * (Shape::BM + Shape::BN) * Shape::BK * elem_bytes;
+}
+
+// Blocks of one tile that fit a unit's LDS (at least one: a launch always runs).
+constexpr int resident_blocks(const RoundTarget& t, int block_lds_bytes) {
+  const int b = block_lds_bytes > 0 ? t.lds_bytes_per_unit / block_lds_bytes : 1;
+  return b > 0 ? b : 1;
+}
+
+// Rounds of a grid of `blocks` over the target's units, `resident` blocks per unit at a time.
+constexpr int64_t grid_rounds(const RoundTarget& t, int64_t blocks, int resident) {
+  const int64_t slots = int64_t(t.units) * resident;
+  return (blocks + slots - 1) / slots;
+}
+
+// The round rule: whether a launch takes the wide tile (else the few-rounds tile), from each
+// tile's blocks per launch and LDS per block.
+constexpr bool wide_saves_a_round(const RoundTarget& t, int64_t wide_blocks, int wide_lds_bytes,
+                                  int64_t few_blocks, int few_lds_bytes) {
+  return grid_rounds(t, wide_blocks, resident_blocks(t, wide_lds_bytes)) <
+         grid_rounds(t, few_blocks, resident_blocks(t, few_lds_bytes));
+}
+
+}  // namespace vaeconv::kernel

@@ -1,0 +1,90 @@
+// test_tile_rounds.cpp — the round rule (kernel/tile_rounds.hpp): which of gfx942's two bf16 wide
+// tiles a grid gets, on the tiles' sizes alone (host code). The GPU-compiled side, that
+// which_kernel makes the same choice for every seed shape, is in tests/gpu/test_amd_tables_gpu.cpp
+// (AmdTables.Gfx942RoundRule, which runs without a GPU).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "vaeconv/conv/vae_shapes.hpp"
+#include "vaeconv/kernel/tile_rounds.hpp"
+#include "vaeconv/kernel/tile_table.hpp"
+
+namespace vaeconv {
+namespace {
+
+using kernel::grid_rounds;
+using kernel::kRoundTargetGfx942;
+using kernel::resident_blocks;
+using kernel::wide_saves_a_round;
+namespace cdna = kernel::cdna;
+
+constexpr int kWideLds = kernel::pipeline_lds_bytes<cdna::WideShape>(2);
+constexpr int kFewLds = kernel::pipeline_lds_bytes<cdna::WideFewRoundsShape>(2);
+
+bool wide_on_gfx942(int64_t blocks) {
+  return wide_saves_a_round(kRoundTargetGfx942, blocks, kWideLds, blocks, kFewLds);
+}
+
+TEST(TileRounds, Gfx942WideTilesResidency) {
+  EXPECT_EQ(kWideLds, 21504);  // 128 x 96 x 16 bf16 in three stages
+  EXPECT_EQ(kFewLds, 28672);   // 128 x 96 x 32 in two
+  EXPECT_EQ(resident_blocks(kRoundTargetGfx942, kWideLds), 3);
+  EXPECT_EQ(resident_blocks(kRoundTargetGfx942, kFewLds), 2);
+  // Same block shape: one grid for both, so the rule compares residency alone.
+  static_assert(cdna::WideShape::BM == cdna::WideFewRoundsShape::BM &&
+                cdna::WideShape::BN == cdna::WideFewRoundsShape::BN, "one grid");
+}
+
+TEST(TileRounds, RoundsAreCeilOfSlots) {
+  EXPECT_EQ(grid_rounds(kRoundTargetGfx942, 1, 3), 1);
+  EXPECT_EQ(grid_rounds(kRoundTargetGfx942, 912, 3), 1);
+  EXPECT_EQ(grid_rounds(kRoundTargetGfx942, 913, 3), 2);
+  EXPECT_EQ(grid_rounds(kRoundTargetGfx942, 608, 2), 1);
+  EXPECT_EQ(grid_rounds(kRoundTargetGfx942, 609, 2), 2);
+  EXPECT_EQ(resident_blocks(kRoundTargetGfx942, 70000), 1);  // a launch always runs
+}
+
+// At the edges of the rounds: 304 CUs x 3 = 912 slots per round for the wide tile, x 2 = 608 for
+// the few-rounds one.
+TEST(TileRounds, Gfx942EdgesOfTheRounds) {
+  EXPECT_FALSE(wide_on_gfx942(1));
+  EXPECT_FALSE(wide_on_gfx942(608));   // 1 round either way
+  EXPECT_TRUE(wide_on_gfx942(609));    // 1 against 2
+  EXPECT_TRUE(wide_on_gfx942(912));
+  EXPECT_FALSE(wide_on_gfx942(913));   // 2 either way
+  EXPECT_FALSE(wide_on_gfx942(1216));
+  EXPECT_TRUE(wide_on_gfx942(1217));   // 2 against 3
+  // From there on 3 x 304 slots gain a round on 2 x 304: ceil(b / 912) < ceil(b / 608).
+  for (int64_t b = 1217; b <= 20000; ++b) ASSERT_TRUE(wide_on_gfx942(b)) << b << " blocks";
+  EXPECT_TRUE(wide_on_gfx942(8192));   // 9 against 14
+}
+
+// The seed shapes' choice (the 128 x 96 grid of each launch; an upsample conv's phases run over
+// the source pixels), against the per-shape predictions of docs/perf-notes.md (issue 25, W6).
+int64_t grid_128x96(const VaeShape& s) {
+  const ConvDesc d = s.desc();
+  const int64_t pixels = d.kind == ConvKind::kUpsample ? d.h * d.w : d.out_h() * d.out_w();
+  return (pixels + 127) / 128 * ((d.cout + 95) / 96) * d.n * d.out_t();
+}
+
+TEST(TileRounds, Gfx942SeedShapes) {
+  int wide = 0, few = 0;
+  for (const VaeShape& s : kVaeShapes) {
+    if (s.cout < 96) continue;  // narrow, tiny and tap-reduce tiles
+    const std::string id = s.id;
+    const bool few_expected = id == "enc_e3_mid__dec_mid_d0" || id == "dec_conv_in" ||
+                              id == "enc_e1_downsample_spatial" ||
+                              id == "enc_e2_downsample_spatial" || id == "dec_d0_upsample" ||
+                              id == "dec_d1_upsample";
+    EXPECT_EQ(wide_on_gfx942(grid_128x96(s)), !few_expected) << id << ": " << grid_128x96(s)
+                                                             << " blocks";
+    (few_expected ? few : wide) += 1;
+  }
+  EXPECT_EQ(wide, 10);  // enc_conv_in counted too (its element-wise gather has one wide tile)
+  EXPECT_EQ(few, 6);
+}
+
+}  // namespace
+}  // namespace vaeconv
