@@ -105,6 +105,26 @@ TEST(CachedConvGather, EveryBlockThreadAndKTile) {
     }
 }
 
+// The gather's K tiles against Cin: whole tiles inside a tap (Cin % BK == 0: one block-uniform
+// tap per tile) and tiles that reach one or more further taps (Cin 96 / 48 with BK 64, Cin 16
+// with BK 32 and 64), where a lane's tap may be cached and another's not.
+TEST(CachedConvGather, WholeAndSplitKTiles) {
+  for (int c = 0; c <= 2; ++c) {
+    const ConvDesc d64 = ConvDesc::causal3x3x3_cached(1, 2, 3, 4, 64, 8, c);
+    check_cached_gather<32, 32, 64, 2>(d64, d64.cache_strides);    // 2 tiles per tap
+    const ConvDesc d96 = ConvDesc::causal3x3x3_cached(1, 2, 3, 3, 96, 8, c);
+    check_cached_gather<32, 32, 64, 2>(d96, d96.cache_strides);    // 3 tiles per tap
+    check_cached_gather<32, 64, 64, 1>(d96, d96.cache_strides);    // 1.5 taps per tile
+    const ConvDesc d128 = ConvDesc::causal3x3x3_cached(1, 1, 3, 3, 128, 8, c);
+    check_cached_gather<32, 64, 64, 1>(d128, d128.cache_strides);  // 2 tiles per tap
+    const ConvDesc d16 = ConvDesc::causal3x3x3_cached(1, 2, 3, 4, 16, 8, c);
+    check_cached_gather<32, 64, 64, 1>(d16, d16.cache_strides);    // 4 taps per tile
+    check_cached_gather<32, 64, 128, 2>(ConvDesc::causal3x3x3_cached(1, 1, 3, 3, 8, 8, c),
+                                        ConvDesc::causal3x3x3_cached(1, 1, 3, 3, 8, 8, c)
+                                            .cache_strides);  // 8 taps per tile
+  }
+}
+
 TEST(CachedConvGather, CacheWithItsOwnFrameStrides) {
   // A cache cut from a larger buffer: padded batch and frame strides, x's in-frame strides.
   ConvDesc d = ConvDesc::causal3x3x3_cached(2, 2, 3, 4, 16, 8, 2);

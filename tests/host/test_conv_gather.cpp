@@ -153,6 +153,59 @@ TEST(ConvGather, Fp8ChunksOfSixteen) {
   check_gather<kernel::UpsampleGeometry, 16, 32, 32, 32, 1>(ConvDesc::upsample2x(1, 1, 3, 2, 16, 8));
 }
 
+// The vector gather's K tiles against Cin, on every geometry: tiles inside one tap (Cin % BK ==
+// 0, the wide VAE layers: Cin 96 / 192 / 384 over BK 16 / 32 / 64) and tiles that reach into
+// one or more further taps (Cin 96 with BK 64, Cin 48, Cin 16 with BK 32 / 64, Cin 8 with BK 64).
+TEST(ConvGather, WholeAndSplitKTiles) {
+  using kernel::CausalGeometry;
+  using kernel::DownsampleGeometry;
+  using kernel::UpsampleGeometry;
+  check_gather<CausalGeometry, 32, 32, 16, 32>(ConvDesc::causal3x3x3(1, 1, 3, 5, 96, 8));
+  check_gather<CausalGeometry, 32, 32, 32, 64>(ConvDesc::causal3x3x3(1, 2, 3, 4, 192, 8));
+  check_gather<CausalGeometry, 32, 32, 64, 64, 1>(ConvDesc::causal3x3x3(1, 1, 3, 3, 384, 8));
+  check_gather<CausalGeometry, 32, 32, 64, 64, 1>(ConvDesc::causal3x3x3(1, 2, 4, 3, 96, 8));
+  check_gather<CausalGeometry, 32, 32, 64, 64>(ConvDesc::causal3x3x3(1, 1, 4, 3, 96, 8));
+  check_gather<CausalGeometry, 32, 32, 32, 64>(ConvDesc::causal3x3x3(1, 2, 3, 4, 48, 8));
+  check_gather<CausalGeometry, 32, 32, 64, 64>(ConvDesc::causal3x3x3(1, 1, 3, 4, 8, 8));
+  check_gather<CausalGeometry, 32, 32, 64, 64, 1>(ConvDesc::causal3x3x3(1, 2, 3, 3, 16, 8));
+  check_gather<DownsampleGeometry, 32, 32, 32, 64>(ConvDesc::downsample(1, 1, 6, 7, 96, 8));
+  check_gather<DownsampleGeometry, 32, 32, 64, 64, 1>(ConvDesc::downsample(1, 1, 5, 6, 96, 8));
+  check_gather<DownsampleGeometry, 32, 32, 32, 64>(ConvDesc::downsample(1, 1, 5, 4, 48, 8));
+  check_gather<UpsampleGeometry, 32, 32, 32, 64>(ConvDesc::upsample2x(1, 1, 3, 2, 96, 8));
+  check_gather<UpsampleGeometry, 32, 32, 64, 64, 1>(ConvDesc::upsample2x(1, 1, 2, 3, 96, 8));
+  check_gather<UpsampleGeometry, 32, 32, 64, 64>(ConvDesc::upsample2x(1, 1, 2, 2, 24, 8));
+}
+
+// What makes the vector gather's carry uniform: every thread of a block holds the same tile
+// cursor, the K tile's first column (k0 = kt * BK, its tap and channel by the definition), and
+// its own chunk only as the fixed channel offset lane_c.
+template <class Geo, int BM, int BK, int kThreads, int kElemBytes = 2>
+void check_tile_cursor(ConvDesc d) {
+  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+  using R = Roles<BM, BK, kThreads, kElemBytes>;
+  int64_t checked = 0;
+  walk_gathers<Geo, BM, 32, BK, kThreads, kElemBytes>(
+      d, [&](const ConvParams& p, const PackedWeightsInfo&, const Visit& v, const auto& g) {
+        const int k0 = v.kt * BK;
+        const kernel::TapCursor want = kernel::TapCursor::of(k0, p.cin);
+        ASSERT_EQ(g.k0, k0);
+        ASSERT_EQ(g.lane_c, v.chunk * R::kChunkElems);
+        ASSERT_TRUE(g.tile.c == want.c && g.tile.kw() == want.kw && g.tile.kh() == want.kh &&
+                    g.tile.kt == want.kt && g.tile.s == want.kh * 3 + want.kw)
+            << d.to_string() << " tid " << v.tid << " K tile " << v.kt << ": tile cursor c "
+            << g.tile.c << " s " << g.tile.s << " kt " << g.tile.kt;
+        ++checked;
+      });
+  EXPECT_GT(checked, 0);
+}
+
+TEST(ConvGather, TileCursorIsBlockUniform) {
+  check_tile_cursor<kernel::CausalGeometry, 32, 32, 64>(ConvDesc::causal3x3x3(1, 2, 3, 3, 96, 8));
+  check_tile_cursor<kernel::CausalGeometry, 32, 64, 64, 1>(ConvDesc::causal3x3x3(1, 2, 3, 3, 96, 8));
+  check_tile_cursor<kernel::CausalGeometry, 32, 32, 64>(ConvDesc::causal3x3x3(1, 2, 3, 3, 16, 8));
+  check_tile_cursor<kernel::DownsampleGeometry, 32, 64, 64>(ConvDesc::downsample(1, 1, 4, 4, 8, 8));
+}
+
 TEST(ConvGather, StridedInput) {
   ConvDesc d = ConvDesc::causal3x3x3(2, 2, 4, 5, 16, 8);
   d.in_strides = {4 * 2 * 4 * 5 * 32, 2 * 4 * 5 * 32, 5 * 32 + 8, 32, 1};  // padded pixels, rows, frames
@@ -275,6 +328,31 @@ TEST(TapCursor, LongStepsAgreeWithOf) {
   check_long_steps<2>(0, 1);
   check_long_steps<2>(1, 0);
   check_long_steps<2>(1, 1);
+}
+
+// The vector gather's tile cursor steps through the same taps, in the same K order, as the
+// per-thread cursor: the whole grid and each upsample phase's 2 x 2 window, three time taps.
+template <int kWindow>
+void check_tile_tap(int kh0, int kw0) {
+  auto t = kernel::TileTap<kWindow>::first(kh0, kw0);
+  for (int tap = 0; tap < 3 * kWindow * kWindow; ++tap) {
+    const auto want = kernel::TapWindowCursor<kWindow>::of(tap, 1, kh0, kw0);
+    ASSERT_TRUE(t.kh() == want.kh && t.kw() == want.kw && t.kt == want.kt &&
+                t.s == want.kh * 3 + want.kw)
+        << "window " << kWindow << " origin " << kh0 << "," << kw0 << " tap " << tap << ": s "
+        << t.s << " kt " << t.kt;
+    t.next_tap();
+  }
+  EXPECT_EQ(t.kt, 3);
+  EXPECT_EQ(t.s, kh0 * 3 + kw0);
+}
+
+TEST(TileTap, StepsLikeTheTapCursor) {
+  check_tile_tap<3>(0, 0);
+  check_tile_tap<2>(0, 0);
+  check_tile_tap<2>(0, 1);
+  check_tile_tap<2>(1, 0);
+  check_tile_tap<2>(1, 1);
 }
 
 }  // namespace

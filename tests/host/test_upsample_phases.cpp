@@ -120,13 +120,17 @@ int run_phases(int n, int t, int h, int w, int cin, int cout, Break brk, unsigne
         const int64_t base = kernel::input_view_offset(p, b);
         std::vector<double> acc(size_t(cout), 0.0);
         for (int chunk = 0; chunk < BK / 8; ++chunk) {
+          // The vector gather, and the element-wise kernel's (kFarSteps) for Cin % 8 != 0.
           kernel::ConvGather<kernel::UpsamplePhaseGeometry, 1, 1, BK, 2> g;
+          kernel::ConvGather<kernel::UpsamplePhaseGeometry, 1, 1, BK, 2, true> ge;
           g.init(p, b, 0, chunk);
+          ge.init(p, b, 0, chunk);
           for (int kt = 0; kt < k_tiles; ++kt) {
+            const int k = kt * BK + chunk * 8;  // the chunk's first packed column
             auto add = [&](int64_t xi, int e) {
               for (int co = 0; co < cout; ++co)
                 acc[size_t(co)] += double(x[size_t(xi)]) *
-                                   double(bf16_to_float(wp[size_t(co * p.k_pad + g.k + e)]));
+                                   double(bf16_to_float(wp[size_t(co * p.k_pad + k + e)]));
             };
             if (cin % 8 == 0) {  // the vector gather: a chunk is 8 channels of one tap
               if (g.exists(0)) {
@@ -135,12 +139,13 @@ int run_phases(int n, int t, int h, int w, int cin, int cout, Break brk, unsigne
               }
             } else {  // the element-wise gather: each element located on its own
               kernel::ChunkTaps<kernel::UpsamplePhaseGeometry, 8> taps;
-              taps.locate(p, g);
-              const uint32_t mask = taps.row_mask(g, 0);
+              taps.locate(p, ge);
+              const uint32_t mask = taps.row_mask(ge, 0);
               for (int e = 0; e < 8; ++e)
-                if (taps.valid(mask, e)) add(base + taps.at(p, g, 0, e), e);
+                if (taps.valid(mask, e)) add(base + taps.at(p, ge, 0, e), e);
             }
             g.advance(p);
+            ge.advance(p);
           }
         }
         const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;

@@ -37,50 +37,32 @@ struct CachedCausalGeometry : CausalGeometry {};
 template <class Geo>
 inline constexpr bool kCachedGeometry = std::is_same<Geo, CachedCausalGeometry>::value;
 
-// The causal 16-byte gather with the cached frames in front of x (the file comment).
-template <int kRows, int kRowStep, int BK, int kElemBytes>
-struct CachedConvGather : ConvGather<CausalGeometry, kRows, kRowStep, BK, kElemBytes, false> {
-  using Base = ConvGather<CausalGeometry, kRows, kRowStep, BK, kElemBytes, false>;
-  int cache_j0 = 0;         // frame of tap kt = 0 in cat(cache, x)
-  bool from_cache = false;  // the thread's current time tap reads a cached frame
-
-  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
+// The time term of a tap of the cached causal conv (the file comment): frame j = cache_j0 + kt
+// of cat(cache, x) is a cached frame when j < cache_frames. The row base holds x's time term
+// it_rel0 * in_st, which a cached tap replaces by j * cache_st.
+struct CachedFrames {
+  static constexpr bool kCache = true;
+  using Term = XFrames::Term;
+  int cache_j0 = 0;  // frame of tap kt = 0 in cat(cache, x)
+  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b) {
     cache_j0 = b.ot + p.kt_base - p.pad_t + p.cache_frames;
-    Base::init(p, b, row0, chunk);
-    refresh(p);
   }
-  // Base::refresh with the time tap's frame taken from the cache where it lies there: the row
-  // base holds x's time term it_rel0 * in_st, which a cached tap replaces by j * cache_st.
-  VAECONV_HD void refresh(const ConvParams& p) {
-    const int kt = this->tap.kt;
+  VAECONV_HD Term at(const ConvParams& p, int it_rel0, int t_rel_end, int kt) const {
     const int j = cache_j0 + kt;
-    from_cache = unsigned(j) < unsigned(p.cache_frames);
-    const bool k_ok =
-        this->k < p.k && (from_cache || unsigned(this->it_rel0 + kt) < unsigned(this->t_rel_end));
-    const uint32_t t_off = from_cache ? uint32_t(j) * uint32_t(p.cache_st) -
-                                            uint32_t(this->it_rel0) * uint32_t(p.in_st)
-                                      : uint32_t(kt) * uint32_t(p.in_st);
-    const int bit = this->tap.kh * 3 + this->tap.kw;
-    const uint32_t delta = t_off + uint32_t(this->tap.kh) * uint32_t(p.in_sh) +
-                           uint32_t(this->tap.kw) * uint32_t(p.in_sw) + uint32_t(this->tap.c);
-VAECONV_UNROLL
-    for (int i = 0; i < kRows; ++i) {
-      this->ok_[i] = k_ok && ((this->taps_in_frame[i] >> bit) & 1u);
-      this->off_[i] = (this->row_base_[i] + delta) * uint32_t(kElemBytes);
-    }
-  }
-  VAECONV_HD void advance(const ConvParams& p) {
-    this->k += BK;
-    this->tap.c += BK;
-    if (this->tap.c < p.cin) {
-VAECONV_UNROLL
-      for (int i = 0; i < kRows; ++i) this->off_[i] += uint32_t(BK * kElemBytes);
-      return;
-    }
-    this->tap.carry(p.cin);
-    refresh(p);
+    const bool cached = unsigned(j) < unsigned(p.cache_frames);
+    const uint32_t off = cached ? uint32_t(j) * uint32_t(p.cache_st) -
+                                      uint32_t(it_rel0) * uint32_t(p.in_st)
+                                : uint32_t(kt) * uint32_t(p.in_st);
+    return {off, cached || unsigned(it_rel0 + kt) < unsigned(t_rel_end), cached};
   }
 };
+
+// The causal 16-byte gather with the cached frames in front of x (the file comment): the vector
+// gather whose taps take their frame from CachedFrames; from_cache says which view a thread's
+// current tap reads.
+template <int kRows, int kRowStep, int BK, int kElemBytes>
+struct CachedConvGather
+    : TileConvGather<CausalGeometry, kRows, kRowStep, BK, kElemBytes, CachedFrames> {};
 
 // The A gather of a geometry: conv_gather.hpp's, or the geometry's own (the cached one here,
 // the temporal conv's in temporal_gather.hpp).

@@ -15,14 +15,24 @@
 // Like CUTLASS's analytic conv iterator, the gather reads as the math: at(i) is the byte offset of
 // row i's element, valid(i) says whether it exists, advance() moves K by one block tile. The
 // kernel reads the cached forms, offset(i) and exists(i): advance() only adds BK to the offsets
-// while the chunk stays inside its tap and recomputes them from at()/valid() when the tap changes
-// (every Cin / BK tiles), which keeps the per-tile index arithmetic off the MMA loop's back. The
-// host tests check both forms against the ConvDesc definition after every advance. A thread
-// owns one 16-byte chunk column (8 consecutive k, never straddling a tap since Cin % 8 == 0) and
-// kRows rows; per-row state is decoded once per block. A chunk is 16 bytes: kChunkElems = 8 bf16
-// or 16 fp8 elements of kElemBytes each.
+// while the K tile stays inside its tap and recomputes them when the tap changes (every Cin / BK
+// tiles), which keeps the per-tile index arithmetic off the MMA loop's back. The host tests check
+// both forms against the ConvDesc definition after every advance. A thread owns one 16-byte chunk
+// column (8 consecutive k, never straddling a tap since Cin % 8 == 0) and kRows rows; per-row
+// state is decoded once per block. A chunk is 16 bytes: kChunkElems = 8 bf16 or 16 fp8 elements
+// of kElemBytes each.
+//
+// The vector gather (TileConvGather) walks K with one cursor per block, at the K tile's first
+// column, not one per thread: the tile cursor depends only on the K-tile count and the launch's
+// parameters, so the tap carry and the "same tap or not" test are block-uniform (on AMD, scalar
+// instructions and a scalar branch; per lane only the row offsets and masks change). A thread's
+// chunk sits at a fixed channel offset from the tile's first column: in the tile cursor's tap
+// when Cin % BK == 0 (every wide VAE layer), else possibly in one of the next taps that the tile
+// reaches (Cin 96 with BK 64, Cin 16 with BK 32), which refresh() picks per lane from the taps'
+// uniform terms.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
@@ -129,8 +139,7 @@ struct TapWindowCursor {
     }
     carry(cin);
   }
-
- private:
+  // The next tap of the window, in odometer order (kw fastest, then kh, then kt).
   VAECONV_HD void next_tap() {
     if constexpr (kWindow == 3) {
       if (++kw == 3) {
@@ -150,6 +159,8 @@ struct TapWindowCursor {
       }
     }
   }
+
+ private:
   // Moves q taps on: the window's taps in odometer order (kw fastest, then kh, then kt).
   VAECONV_HD void skip_taps(int q) {
     int i = (kt * kWindow + (kh - kh0)) * kWindow + (kw - kw0) + q;
@@ -161,9 +172,11 @@ struct TapWindowCursor {
 };
 using TapCursor = TapWindowCursor<3>;
 
-// kFarSteps: the gather of the element-wise kernel, whose K tiles span many taps (carry_any).
+// The gather with one K cursor per thread (its chunk's own position): the element-wise kernel's
+// (kFarSteps: its K tiles span many taps, carry_any; ChunkTaps reads the cursor), and the vector
+// form the kernels ran before TileConvGather (kept as the reference form of the K walk).
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps = false>
-struct ConvGather {
+struct LaneConvGather {
   static constexpr int kChunkElems = 16 / kElemBytes;
   // Without upsampling the offset is linear in the tap: at(i) = row_base(i) + tap_delta(), so a
   // tap change costs one add per row instead of the whole address (see refresh()).
@@ -265,6 +278,210 @@ VAECONV_UNROLL
     return e * uint32_t(kElemBytes);
   }
 };
+
+// The vector gather's tile cursor: channel c of spatial tap s = kh * 3 + kw (the bit of the rows'
+// frame masks) of time tap kt, in the kWindow x kWindow window whose first tap is s0. Stepping it
+// is a compare and two selects (no odometer of three counters), which keeps the block-uniform
+// carry in a few scalar instructions on AMD.
+template <int kWindow>
+struct TileTap {
+  int c = 0, s = 0, kt = 0;
+  int s0 = 0;  // the window's first tap: kh0 * 3 + kw0 (0 for the whole grid)
+  VAECONV_HD static TileTap first(int kh0, int kw0) {
+    TileTap t;
+    t.s0 = kh0 * 3 + kw0;
+    t.s = t.s0;
+    return t;
+  }
+  VAECONV_HD int kh() const { return (s * 11) >> 5; }  // s / 3 for 0 <= s < 9
+  VAECONV_HD int kw() const { return s - 3 * kh(); }
+  // The next tap in K order (kw fastest, then kh, then kt).
+  VAECONV_HD void next_tap() {
+    if constexpr (kWindow == 3) {
+      const bool last = s == 8;
+      kt = last ? kt + 1 : kt;
+      s = last ? 0 : s + 1;
+    } else {  // the 2 x 2 window: s0, s0 + 1, s0 + 3, s0 + 4
+      const bool last = s == s0 + 4;
+      kt = last ? kt + 1 : kt;
+      s = last ? s0 : s + (s == s0 + 1 ? 2 : 1);
+    }
+  }
+};
+
+// The time term of a tap in the vector gather: x's frames (the block's input view) here; the
+// cached causal conv reads some taps from the cache (cached_frames.hpp: CachedFrames).
+struct XFrames {
+  static constexpr bool kCache = false;
+  struct Term {
+    uint32_t off;     // elements from the row base's time term (it_rel0 * in_st)
+    bool ok;          // the frame exists
+    bool from_cache;  // the frame is read from the cache's view
+  };
+  VAECONV_HD void init(const ConvParams&, const BlockCoord&) {}
+  VAECONV_HD Term at(const ConvParams& p, int it_rel0, int t_rel_end, int kt) const {
+    return {uint32_t(kt) * uint32_t(p.in_st), unsigned(it_rel0 + kt) < unsigned(t_rel_end), false};
+  }
+};
+
+// The vector gather with a block-uniform K cursor (the file comment): `tile` and `k0` are the K
+// tile's first column, `lane_c` the thread's chunk's fixed channel offset from it.
+template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, class Frames = XFrames>
+struct TileConvGather {
+  static constexpr int kChunkElems = 16 / kElemBytes;
+  // Without upsampling the offset is linear in the tap: at(i) = row_base(i) + tap_delta(), so a
+  // tap change costs one add per row instead of the whole address (see refresh()).
+  static constexpr bool kLinear = Geo::kUp == 1;
+  static_assert(kLinear || !Frames::kCache, "the cached frames are read by the causal conv");
+  // Per-row state (decoded once per block).
+  int ih0[kRows], iw0[kRows];  // oh * Stride - Pad, ow * Stride - Pad (upsampled coordinates)
+  bool row_ok[kRows];
+  uint32_t taps_in_frame[kRows];  // bit kh * 3 + kw: tap (kh, kw) of the row lies in the frame
+  uint32_t row_base_[kRows];      // kLinear: at(i) of tap (0, 0, 0), channel lane_c, in elements
+  // The K position: the tile cursor (block-uniform) and the lane's channel offset from it.
+  TileTap<Geo::kTaps> tile;
+  int k0;       // the K tile's first column
+  int lane_c;   // chunk * kChunkElems
+  Frames frames;
+  bool from_cache = false;  // Frames::kCache: the lane's current tap reads a cached frame
+  // Frame constants.
+  int it_rel0;                 // ot + kt_base - pad_t - it_lo: time offset of tap kt = 0
+  int h_up, w_up, t_rel_end;   // bounds in the view's coordinates
+  // Cached at()/valid() of the current position.
+  uint32_t off_[kRows];
+  bool ok_[kRows];
+
+  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
+    k0 = 0;
+    lane_c = chunk * kChunkElems;
+    if constexpr (Geo::kTaps == 3) tile = TileTap<3>::first(0, 0);
+    else tile = TileTap<Geo::kTaps>::first(p.tap_h0, p.tap_w0);
+    frames.init(p, b);
+    it_rel0 = b.ot + p.kt_base - p.pad_t - b.it_lo;
+    h_up = p.h * Geo::kUp;
+    w_up = p.w_ * Geo::kUp;
+    t_rel_end = p.t - b.it_lo;
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      const int m = b.m0 + row0 + i * kRowStep;
+      row_ok[i] = m < p.frame_pixels;
+      const int oh = m / p.wo, ow = m % p.wo;
+      ih0[i] = oh * Geo::kStride - Geo::kPad;
+      iw0[i] = ow * Geo::kStride - Geo::kPad;
+      taps_in_frame[i] = frame_taps(i);
+      // Unsigned wrap-around: a pad row's base is "negative", its in-frame taps' sums are not.
+      row_base_[i] = uint32_t(it_rel0) * uint32_t(p.in_st) + uint32_t(ih0[i]) * uint32_t(p.in_sh) +
+                     uint32_t(iw0[i]) * uint32_t(p.in_sw) + uint32_t(lane_c);
+    }
+    refresh(p);
+  }
+
+  // The 9-bit mask of row i's spatial taps inside the (upsampled) frame; 0 for a row past it.
+  VAECONV_HD uint32_t frame_taps(int i) const {
+    uint32_t cols = 0, mask = 0;
+VAECONV_UNROLL
+    for (int kw = 0; kw < 3; ++kw) cols |= uint32_t(unsigned(iw0[i] + kw) < unsigned(w_up)) << kw;
+VAECONV_UNROLL
+    for (int kh = 0; kh < 3; ++kh)
+      if (unsigned(ih0[i] + kh) < unsigned(h_up)) mask |= cols << (3 * kh);
+    return row_ok[i] ? mask : 0u;
+  }
+
+  // What a tap contributes to every lane in it (block-uniform): its offset from the row base (the
+  // channel not included), the bit of the rows' frame masks it needs (0 when the tap is past K or
+  // its frame does not exist) and the view it reads. `first_k`: the tap's channel 0 in K.
+  struct TapTerm {
+    uint32_t delta, bit;
+    bool from_cache;
+  };
+  VAECONV_HD TapTerm tap_term(const ConvParams& p, const TileTap<Geo::kTaps>& t,
+                              int first_k) const {
+    const typename Frames::Term f = frames.at(p, it_rel0, t_rel_end, t.kt);
+    const bool ok = first_k < p.k && f.ok;  // K = taps * Cin: a tap exists iff its channel 0 does
+    return {f.off + uint32_t(t.kh()) * uint32_t(p.in_sh) + uint32_t(t.kw()) * uint32_t(p.in_sw),
+            ok ? 1u << t.s : 0u, f.from_cache};
+  }
+
+  // Recomputes the cached forms at a tap change, and moves the tile cursor to the tap that holds
+  // the K tile's first column (its channel may have run past Cin). The lanes read the cursor's
+  // tap, channel tile.c + lane_c, unless their chunk lies past that tap's last channel: a lane at
+  // or past `edge` = Cin - tile.c reads the next tap, channel lane_c - edge, and so on while the
+  // K tile reaches further taps (after a carry, none when Cin % BK == 0). Each tap's terms are
+  // uniform; a lane selects its own, then every row adds the same offset and tests the same bit.
+  VAECONV_HD void refresh(const ConvParams& p) {
+    const TapTerm t0 = tap_term(p, tile, k0 - tile.c);
+    uint32_t delta = t0.delta + uint32_t(tile.c), bit = t0.bit;
+    bool cached = t0.from_cache;
+    TileTap<Geo::kTaps> t = tile;
+    for (int edge = p.cin - tile.c; edge < BK; edge += p.cin) {
+      t.next_tap();
+      if (edge <= 0) {  // the K tile starts in this tap or a later one
+        tile = t;
+        tile.c = -edge;
+      }
+      const TapTerm n = tap_term(p, t, k0 + edge);
+      const bool later = lane_c >= edge;
+      delta = later ? n.delta - uint32_t(edge) : delta;
+      bit = later ? n.bit : bit;
+      cached = later ? n.from_cache : cached;
+    }
+    if constexpr (Frames::kCache) from_cache = cached;
+    else (void)cached;
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      ok_[i] = (taps_in_frame[i] & bit) != 0u;
+      if constexpr (kLinear) off_[i] = (row_base_[i] + delta) * uint32_t(kElemBytes);
+      else off_[i] = at(p, i);
+    }
+  }
+  VAECONV_HD bool exists(int i) const { return ok_[i]; }
+  VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
+
+  VAECONV_HD void advance(const ConvParams& p) {
+    k0 += BK;
+    tile.c += BK;
+    // This K tile and the last one lie inside one tap: every chunk is BK channels further.
+    if (tile.c + BK <= p.cin) {
+VAECONV_UNROLL
+      for (int i = 0; i < kRows; ++i) off_[i] += uint32_t(BK * kElemBytes);
+      return;
+    }
+    refresh(p);
+  }
+
+  // The lane's own K position (the math form below; the kernel never needs it whole).
+  VAECONV_HD int k() const { return k0 + lane_c; }
+  VAECONV_HD TapWindowCursor<Geo::kTaps> lane_tap(const ConvParams& p) const {
+    if constexpr (Geo::kTaps == 3) return TapWindowCursor<3>::of(k(), p.cin);
+    else return TapWindowCursor<Geo::kTaps>::of(k(), p.cin, p.tap_h0, p.tap_w0);
+  }
+
+  VAECONV_HD bool valid(const ConvParams& p, int i) const {
+    const auto tap = lane_tap(p);
+    const int ih_u = ih0[i] + tap.kh, iw_u = iw0[i] + tap.kw;
+    return row_ok[i] && k() < p.k && unsigned(ih_u) < unsigned(h_up) &&
+           unsigned(iw_u) < unsigned(w_up) && frames.at(p, it_rel0, t_rel_end, tap.kt).ok;
+  }
+
+  // Byte offset of row i's 16-byte chunk from the block's input view (meaningful when valid; of
+  // x's view, the cached frames' offsets are the cached form's).
+  VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
+    const auto tap = lane_tap(p);
+    const int ih = (ih0[i] + tap.kh) / Geo::kUp, iw = (iw0[i] + tap.kw) / Geo::kUp;
+    // Unsigned products: rows past the frame get offsets too (never read) and must not overflow.
+    const uint32_t e = uint32_t(it_rel0 + tap.kt) * uint32_t(p.in_st) +
+                       uint32_t(ih) * uint32_t(p.in_sh) + uint32_t(iw) * uint32_t(p.in_sw) +
+                       uint32_t(tap.c);
+    return e * uint32_t(kElemBytes);
+  }
+};
+
+// The implicit GEMM's A gather: the tile-cursor vector gather, or (kFarSteps) the element-wise
+// kernel's per-thread cursor.
+template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps = false>
+using ConvGather =
+    typename std::conditional<kFarSteps, LaneConvGather<Geo, kRows, kRowStep, BK, kElemBytes, true>,
+                              TileConvGather<Geo, kRows, kRowStep, BK, kElemBytes>>::type;
 
 // The element-wise gather, for Cin not a multiple of the chunk (the VAE's first layer, Cin = 3):
 // a 16-byte chunk of K then straddles taps, so each of its elements is located separately. All
