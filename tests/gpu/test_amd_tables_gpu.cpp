@@ -11,8 +11,8 @@
 // residuals, video, strided views, downsample, upsample phases) and over the shared case table's
 // (conv_cases.hpp) that the set's own tiles serve. Each case asserts, without a GPU too, that
 // which_kernel gives it the set's own tile (the cdna shape, field by field): where the set has
-// two wide tiles of one operand type (kernel/tile_rounds.hpp, the round rule: gfx942 bf16,
-// gfx950 bf16 and fp8), the one the rule names for the case's grid, and the seed shapes run both
+// two wide tiles of one operand type (kernel/tile_rounds.hpp, the round rule: gfx942 bf16), the
+// one the rule names for the case's grid, and the seed shapes run both
 // (AmdTables.RoundRule checks the choice on every seed shape, the primary set's too). A build without a
 // set skips its cases (the NVIDIA wgmma build has neither; AMD has no gfx942 twin, gfx942's set
 // being its primary one, which the seed suite runs); on AMD the gfx950 set runs on a gfx950
@@ -76,19 +76,17 @@ WideTiles pair_of(int elem_bytes, kernel::RoundTarget t) {
   return {tile_of<Wide>(), tile_of<Few>(), true, kernel::pipeline_lds_bytes<Wide>(elem_bytes),
           kernel::pipeline_lds_bytes<Few>(elem_bytes), t};
 }
-// gfx942's (the AMD primary set and the NVIDIA twin) or gfx950's.
+// gfx942's (the AMD primary set and the NVIDIA twin) or gfx950's (one wide tile per type).
 template <DType kType>
 WideTiles wide_tiles(TableSet s) {
   namespace c = kernel::cdna;
+  const bool fp8 = kType == DType::kFP8E4M3;
+  WideTiles t;
   if (s == TableSet::kGfx950) {
-    if (kType == DType::kFP8E4M3)
-      return pair_of<c::Gfx950WideShapeFp8, c::Gfx950WideFewRoundsShapeFp8>(
-          1, kernel::kRoundTargetGfx950);
-    return pair_of<c::Gfx950WideShape, c::Gfx950WideFewRoundsShape>(2,
-                                                                      kernel::kRoundTargetGfx950);
+    t.wide = fp8 ? tile_of<c::Gfx950WideShapeFp8>() : tile_of<c::Gfx950WideShape>();
+    return t;
   }
-  if (kType == DType::kFP8E4M3) {
-    WideTiles t;
+  if (fp8) {
     t.wide = tile_of<c::WideShapeFp8>();
     return t;
   }
@@ -272,8 +270,8 @@ std::vector<ConvCase> wide_cases() {
   inplace.residual_in_place = true;
   const Aim none{};
   return {
-      // A grid the wide tile finishes in fewer rounds than its few-rounds partner (gfx942: 626
-      // blocks of 128 rows, gfx950: 314 of 256); the smaller cases below take the partner.
+      // A grid gfx942's bf16 wide tile finishes in fewer rounds than its few-rounds partner (626
+      // blocks of 128 rows); the smaller bf16 cases below take the partner there.
       {"causal_t2_wide_grid", ConvDesc::causal3x3x3(1, 2, 200, 200, 96, 96), plain, none},
       // Partial tiles of 128 and 256 rows: 37 x 53 = 1961 pixels per frame, two frames.
       {"causal_video_t2_partial_res", ConvDesc::causal3x3x3(1, 2, 37, 53, 96, 192), res, none},

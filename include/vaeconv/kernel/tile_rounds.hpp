@@ -14,7 +14,8 @@
 //
 // units is the target's NOMINAL CU count, not the device's: gfx942 plans as an MI300X (304 CUs;
 // an MI325X has as many; an MI300A (228) or MI308X (80) gets the MI300X's choice, which runs
-// correctly and may be the slower tile there), gfx950 as an MI355X (256). The rule reads only
+// correctly and may be the slower tile there), gfx950 as an MI355X (256; its set has one wide
+// tile per operand type today: tile_table.hpp). The rule reads only
 // the conv's grid (its descriptor) and these constants: which_kernel plans on the host what
 // conv_forward runs, with no device query and no tuning at run time. resident() counts LDS
 // only: the tiles under the rule are limited by LDS, not registers, on their target (the

@@ -82,12 +82,10 @@ using WideElementwiseShapeFp8 = WideShapeFp8;
 // rows; the candidates and their predictions: docs/perf-notes.md). Not measured on AMD hardware.
 using Gfx950WideShape = TileShape<256, 96, 32, 4, 1, 3>;
 using Gfx950WideShapeFp8 = TileShape<256, 96, 64, 4, 1, 3>;
-// Their few-rounds partners (tile_rounds.hpp): 128-byte K tiles in two stages (88 KiB, 1 block
-// per CU, 1 wave per SIMD), for the grids of one round or less of the wide tiles (256 blocks or
-// fewer: the 128x128 layers, the 256x256 downsample, dec_d0's upsample phases), where the CDNA
-// model predicts them faster at the pessimistic end (docs/perf-notes.md, issue 25 W6).
-using Gfx950WideFewRoundsShape = TileShape<256, 96, 64, 4, 1, 2>;
-using Gfx950WideFewRoundsShapeFp8 = TileShape<256, 96, 128, 4, 1, 2>;
+// No few-rounds partner (tile_rounds.hpp) on gfx950: the one candidate with fewer resident
+// blocks of the same grid, 256 x 96 with 128-byte K tiles in two stages (88 KiB, 1 block per CU),
+// gains the fp8 set 0.7 % and loses the bf16 set 0.8 % at the model's pessimistic end
+// (docs/perf-notes.md, issue 25 W6).
 }  // namespace cdna
 #if defined(VAECONV_BACKEND_HIP)
 using namespace cdna;
@@ -262,11 +260,11 @@ struct ShippedTiles {
 };
 
 // The gfx950 table set (TableSet::kGfx950): the shipped tables with the wide tiles that use
-// gfx950's LDS, each with its few-rounds partner (the round rule, tile_rounds.hpp). On AMD their
-// arch type is arch::CdnaGfx950Only (its gfx942 device pass is a trap: arch/cdna.hpp). On an
-// NVIDIA build without wgmma (the cuda-mma preset) the same shapes are instantiated on the
-// mma.sync atom, the portable twin the GPU suite runs, with the rule's choice made as on gfx950;
-// the wgmma build has no such set (conv_forward never asks for it there).
+// gfx950's LDS (one wide tile per operand type: no round rule). On AMD their arch type is
+// arch::CdnaGfx950Only (its gfx942 device pass is a trap: arch/cdna.hpp). On an NVIDIA build
+// without wgmma (the cuda-mma preset) the same shapes are instantiated on the mma.sync atom, the
+// portable twin the GPU suite runs; the wgmma build has no such set (conv_forward never asks for
+// it there).
 #if defined(VAECONV_BACKEND_HIP)
 using Gfx950Arch = arch::CdnaGfx950Only;
 #else
@@ -279,14 +277,12 @@ struct Gfx950Tiles;
 template <>
 struct Gfx950Tiles<DType::kBF16> : Tiles<DType::kBF16> {
   using Wide = TilePolicy<cdna::Gfx950WideShape, Gfx950Arch, Arch::AtomBf16>;
-  using WideFewRounds = TilePolicy<cdna::Gfx950WideFewRoundsShape, Gfx950Arch, Arch::AtomBf16>;
-  static constexpr RoundTarget kRoundTarget = kRoundTargetGfx950;
+  using WideFewRounds = void;  // one wide tile (cdna::Gfx950WideShape's comment)
 };
 template <>
 struct Gfx950Tiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using Wide = TilePolicy<cdna::Gfx950WideShapeFp8, Gfx950Arch, Arch::AtomFp8>;
-  using WideFewRounds = TilePolicy<cdna::Gfx950WideFewRoundsShapeFp8, Gfx950Arch, Arch::AtomFp8>;
-  static constexpr RoundTarget kRoundTarget = kRoundTargetGfx950;
+  using WideFewRounds = void;
 };
 struct ShippedTilesGfx950 {
   template <DType kType>
