@@ -14,7 +14,14 @@ Reads the `clang --cuda-device-only -S` output of kernels/conv_instances.cpp for
     loop inside the main loop (the gather's tap carry) counts one trip per outer trip; both
     sides of a branch are counted (exec-masked code issues for any active lane);
   - the prologue (entry to the loop) and epilogue (loop exit to s_endpgm) as the shortest and
-    longest instruction paths through the acyclic block graph outside the loop.
+    longest instruction paths through the acyclic block graph outside the loop;
+  - the loads' waits (`loop_waits`): along the loop's longest path from its header (every load
+    and refill issued, child loops once), run twice so the second trip sees the loads the first
+    left in flight, each `s_waitcnt vmcnt(N)` requires every vector memory instruction but the N
+    youngest (they retire in issue order; gfx9 counts stores too). For each wait that requires a
+    load no earlier wait required: the barrier interval it sits in and how much matrix work
+    lies between that load's issue and the wait (MFMAs). `prefetch_steps` turns that into the
+    prefetch distance of each wait point of a trip (predict.py, model.py).
 
 Kernel names are decoded like cmake/resource_report.cmake does (TileShape, Atom, Geometry,
 vector flag, tap-reduce HaloPatch), so a dispatch plan entry is matched by its fields.
@@ -219,6 +226,11 @@ class Kernel:
     prologue: Tuple[Counts, Counts] = None                 # shortest, longest path
     epilogue: Tuple[Counts, Counts] = None
     decoded: Dict[str, object] = field(default_factory=dict)
+    # the loads' waits of one steady trip: (barrier interval of the wait, MFMAs between the
+    # youngest load it newly requires and the wait); MFMAs and barriers of one trip on that path
+    loop_waits: List[Tuple[int, int]] = field(default_factory=list)
+    loop_mfma: int = 0
+    loop_barriers: int = 0
 
     @property
     def total_mfma(self) -> int:
@@ -403,6 +415,126 @@ def _path_counts(blocks: List[Block], start: int, stop: set, exclude: set, targe
     return c
 
 
+_VMEM = ("buffer_", "global_", "flat_", "scratch_")
+_VMCNT = re.compile(r"vmcnt\((\d+)\)")
+
+
+def _header_index(blocks: List[Block], loop: List[int]) -> int:
+    """The main loop's header: the loop block entered from outside the loop (a child loop's
+    header is entered from inside); the first loop block when none is."""
+    ids = set(loop)
+    for i in loop:
+        if any(j not in ids and blocks[i].label in blocks[j].succ for j in range(len(blocks))):
+            return i
+    return loop[0]
+
+
+def loop_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
+    """Instructions of the longest path (by instruction count) through one trip of the loop:
+    from its header to a block that branches back to it, back edges of child loops dropped
+    (a child loop counts one trip), so every load and refill of the trip is on it."""
+    ids = set(loop)
+    idx = {b.label: b.index for b in blocks}
+    head = _header_index(blocks, loop)
+    # DFS from the header over loop edges; an edge to a block on the stack is a back edge
+    succ = {i: [idx[s] for s in blocks[i].succ if idx[s] in ids] for i in loop}
+    back = set()
+    state: Dict[int, int] = {}
+    order: List[int] = []
+    stack = [(head, iter(succ[head]))]
+    state[head] = 1
+    while stack:
+        node, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            state[node] = 2
+            order.append(node)
+            stack.pop()
+            continue
+        if state.get(nxt) == 1:
+            back.add((node, nxt))
+        elif nxt not in state:
+            state[nxt] = 1
+            stack.append((nxt, iter(succ[nxt])))
+    topo = order[::-1]
+    best: Dict[int, Optional[int]] = {}
+    prev: Dict[int, Optional[int]] = {}
+    best[head] = len(blocks[head].insts)
+    prev[head] = None
+    for n in topo:
+        if n not in best:
+            continue
+        for m in succ[n]:
+            if (n, m) in back:
+                continue
+            cand = best[n] + len(blocks[m].insts)
+            if best.get(m) is None or cand > best[m]:
+                best[m] = cand
+                prev[m] = n
+    latches = [n for n in best if (n, head) in back]
+    if not latches:
+        return [ins for i in loop for ins in blocks[i].insts]
+    end = max(latches, key=lambda n: best[n])
+    path = []
+    n: Optional[int] = end
+    while n is not None:
+        path.append(n)
+        n = prev[n]
+    return [ins for i in reversed(path) for ins in blocks[i].insts]
+
+
+def loop_waits(path: List[Inst]) -> Tuple[List[Tuple[int, int]], int, int]:
+    """The vmcnt waits of one steady trip along `path` (see the module docstring): for each
+    wait that newly requires a load, (the barrier interval it sits in: barriers of the trip
+    before it, modulo the trip's barriers; MFMAs between that load's issue and the wait); and
+    the trip's MFMA and barrier counts."""
+    issued: List[int] = []   # MFMA count (over both passes) at each vector memory instruction
+    mfma = 0
+    bars = 0
+    required = -1            # index into `issued` of the youngest load required so far
+    per_trip = sum(1 for ins in path if ins.mnemonic.startswith("v_mfma"))
+    bars_per_trip = sum(1 for ins in path if ins.mnemonic == "s_barrier")
+    waits: List[Tuple[int, int]] = []
+    for trip in range(2):
+        for ins in path:
+            mn = ins.mnemonic
+            if mn.startswith("v_mfma"):
+                mfma += 1
+            elif mn == "s_barrier":
+                bars += 1
+            elif mn.startswith(_VMEM):
+                issued.append(mfma)
+            elif mn == "s_waitcnt":
+                m = _VMCNT.search(ins.operands)
+                if not m:
+                    continue
+                youngest = len(issued) - 1 - int(m.group(1))
+                if youngest > required:
+                    required = youngest
+                    if trip == 1:
+                        waits.append((bars % max(bars_per_trip, 1), mfma - issued[youngest]))
+    return waits, per_trip, bars_per_trip
+
+
+def prefetch_steps(kern: "Kernel", tiles_per_trip: float) -> List[Optional[float]]:
+    """Per wait point of the main loop's trip (the code up to one of its barriers: a K tile's
+    flush and barrier in a staged loop), the prefetch distance of its global wait: the matrix
+    work between the issue of the youngest load it newly requires and the wait, in K tiles
+    (the strictest of the point's waits). None: the point requires no load that an earlier wait
+    of the trip did not already require (it pays no global latency). One entry per barrier of
+    the trip (one when it has none); [] without a main loop or without waits read (a public
+    kernel's counts stored as JSON: the plan's stages - 1 stays)."""
+    loop_mfma = getattr(kern, "loop_mfma", 0)  # counts stored without their waits: none
+    if tiles_per_trip <= 0 or loop_mfma <= 0:
+        return []
+    per_tile = loop_mfma / tiles_per_trip
+    steps: List[Optional[float]] = [None] * max(kern.loop_barriers, 1)
+    for g, between in kern.loop_waits:
+        d = between / per_tile
+        steps[g] = d if steps[g] is None else min(steps[g], d)
+    return steps
+
+
 def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str, int]) -> Kernel:
     blocks = _parse_body(body, name)
     k = Kernel(name=name, target=target, blocks=blocks, meta=meta)
@@ -415,6 +547,7 @@ def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str,
     for i in loop:
         lc.add(count_insts(blocks[i].insts, target))
     k.loop_counts = lc
+    k.loop_waits, k.loop_mfma, k.loop_barriers = loop_waits(loop_path(blocks, loop))
     loop_set = set(loop)
     # prologue: entry -> the loop; epilogue: first block after the loop -> end
     k.prologue = (_path_counts(blocks, 0, loop_set, set(), target, False),

@@ -33,6 +33,14 @@ The model, per unit (all waves of one block spread evenly over the schedulers):
     own     = max(throughput terms) for this block alone on the unit
     latency = max(global_latency / prefetch_distance, own) + lgkm_waits*lds_latency
               + barriers*barrier_cycles
+  where the front-end reads the loop's waits (`prefetch_steps`: one distance d per wait point
+  of a trip, i.e. per K tile, the matrix work in K tiles between the issue of the youngest load
+  the point's wait newly requires and the wait), the global part is their mean of
+    max(global_latency / d, own)            d >= 1 (d tiles' work to land under)
+    own + max(global_latency - d * own, 0)  d < 1 (waited in the tile that issued it)
+    own                                     None (no load newly required: no global wait)
+  e.g. a three-stage loop whose first flush also waits for the tile ahead is [1, None]: per two
+  tiles own + max(own, global_latency), not 2 * max(own, global_latency / 2).
   A unit holding b blocks runs a K tile of each of them in max(b * max(throughput), latency):
   with one block per unit the chain, not the max of the throughput terms, sets the time.
   Rounds: the grid's blocks fill units*blocks_per_unit slots per round; the last round holds the
@@ -155,6 +163,9 @@ class KernelCounts:
     prologue: PhaseCounts = field(default_factory=PhaseCounts)
     epilogue: PhaseCounts = field(default_factory=PhaseCounts)
     prefetch_distance: float = 1.0  # K tiles a global load has to land before it is waited for
+    # per wait point of a trip (one per K tile): that point's distance, None for no global wait;
+    # when set it replaces prefetch_distance (see the module docstring)
+    prefetch_steps: Optional[List[Optional[float]]] = None
 
 
 @dataclass
@@ -232,6 +243,21 @@ def _scale(ways: Num, end: str) -> float:
     return value(ways, end)
 
 
+def global_wait(k: KernelCounts, glat: float, own: float) -> float:
+    """Cycles per K tile of the chain's global part: the global wait overlapped with the
+    block's own work (module docstring)."""
+    if not k.prefetch_steps:
+        return max(glat / max(k.prefetch_distance, 1e-9), own)
+
+    def step(d: Optional[float]) -> float:
+        if d is None:
+            return own
+        if d >= 1.0:
+            return max(glat / d, own)
+        return own + max(glat - d * own, 0.0)
+    return sum(step(d) for d in k.prefetch_steps) / len(k.prefetch_steps)
+
+
 def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     v = lambda x: value(x, end)  # noqa: E731
     clk_hz = v(m.clock_ghz) * 1e9
@@ -253,7 +279,7 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     per_block = max(thru.values())
     # --- the latency chain of one block's K tile
     glat = v(m.global_latency_ns) * 1e-9 * clk_hz
-    latency = (max(glat / max(k.prefetch_distance, 1e-9), per_block)
+    latency = (global_wait(k, glat, per_block)
                + c.lgkm_waits * v(m.lds_latency_cycles) + c.barriers * v(m.barrier_cycles))
 
     # --- rounds of blocks over the units

@@ -162,9 +162,23 @@ def per_ktile_counts(kern: cdna_asm.Kernel, plan_k: dict, read_ways, write_ways,
                            barriers=c_long.barriers, latency_exposures=exposures)
     pro = phase(*kern.prologue, exposures=1.0)
     epi = phase(*kern.epilogue, exposures=1.0)
+    # The prefetch distance of each K tile, read off the loop's vmcnt waits (cdna_asm); the
+    # plan's stages - 1 only where the loop has no wait to read (none for the shipped kernels).
+    steps = cdna_asm.prefetch_steps(kern, round(1 / s)) if s <= 1 else []
+    if steps and len(steps) != round(1 / s):
+        raise ModelError(f"{kern.name}: {len(steps)} wait points per trip of {round(1 / s)} K tiles")
     kc = KernelCounts(name=kern.name, loop=loop, prologue=pro, epilogue=epi,
-                      prefetch_distance=max(plan_k["stages"] - 1, 1))
+                      prefetch_distance=max(plan_k["stages"] - 1, 1),
+                      prefetch_steps=steps if any(d is not None for d in steps) else None)
     return kc, s
+
+
+def prefetch_text(kc: KernelCounts) -> str:
+    """The prefetch distances of a trip's wait points ('-': none newly waited for there), or
+    the plan's stages - 1 where the loop had no wait to read."""
+    if not kc.prefetch_steps:
+        return f"{kc.prefetch_distance:g} (stages - 1)"
+    return ", ".join("-" if d is None else f"{d:.2f}" for d in kc.prefetch_steps)
 
 
 def block_tile_bytes(kern, plan_k: dict) -> float:
@@ -473,8 +487,9 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
         a("")
         a(f"Per K tile and wave, main loop ({arch}):\n")
         a("| kernel | MFMA (per K tile) | MFMA cycles | LDS read / write B | LDS ways r / w | "
-          "global B | VALU | SALU | s_nop cyc | barriers | lgkm waits | prologue / epilogue instr |")
-        a("|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|")
+          "global B | VALU | SALU | s_nop cyc | barriers | lgkm waits | prefetch (K tiles, per "
+          "wait point) | prologue / epilogue instr |")
+        a("|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|")
         seen = set()
         for r in res[t]:
             kern, kc = r["kernel"], r["counts"]
@@ -488,7 +503,7 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
             a(f"| {r['plan']['kernel']['name']} | {mf} | {c.mma_cycles:g} | "
               f"{c.lds_read_bytes:g} / {c.lds_write_bytes:g} | {fw(c.lds_read_ways)} / "
               f"{fw(c.lds_write_ways)} | {c.global_load_bytes:g} | {c.valu:g} | {c.salu:g} | "
-              f"{c.nop_cycles:g} | {c.barriers:g} | {c.lgkm_waits:g} | "
+              f"{c.nop_cycles:g} | {c.barriers:g} | {c.lgkm_waits:g} | {prefetch_text(kc)} | "
               f"{kc.prologue.instructions:g} / {kc.epilogue.instructions:g} |")
         a("")
     render_video_md(res, a, build, lds_rows)

@@ -170,6 +170,74 @@ def flat_machine(**kw):
     return Machine(**base)
 
 
+def _staged_trip(first_flush, second_flush, refill_wait=None):
+    """A three-stage staged K loop as clang lays it out (two tiles per trip, two loads per tile
+    and wave, two MFMAs per tile): the prologue loads slots 0 and 1; each tile waits
+    (vmcnt(a), vmcnt(b)) before its slot's two ds_writes, passes the barrier, reloads the slot
+    and computes; refill_wait: a vmcnt wait right after the second tile's refill (a copy that
+    uses its loads in issue())."""
+    mf = "\tv_mfma_f32_32x32x16_bf16 v[32:47], v[16:19], v[20:23], v[32:47]"
+    ld = "\tbuffer_load_dwordx4 v[{0}:{1}], v30, s[8:11], 0 offen"
+    lines = [f"{NAME}:", "; %bb.0:", ld.format(0, 3), ld.format(4, 7), ld.format(8, 11),
+             ld.format(12, 15),
+             ".LBB0_1:                                ; =>This Inner Loop Header: Depth=1",
+             f"\ts_waitcnt vmcnt({first_flush[0]})", "\tds_write_b128 v31, v[0:3]",
+             f"\ts_waitcnt vmcnt({first_flush[1]})", "\tds_write_b128 v31, v[4:7]",
+             "\ts_waitcnt lgkmcnt(0)", "\ts_barrier", ld.format(0, 3), ld.format(4, 7), mf, mf,
+             f"\ts_waitcnt vmcnt({second_flush[0]})", "\tds_write_b128 v31, v[8:11]",
+             f"\ts_waitcnt vmcnt({second_flush[1]})", "\tds_write_b128 v31, v[12:15]",
+             "\ts_waitcnt lgkmcnt(0)", "\ts_barrier", ld.format(8, 11), ld.format(12, 15)] + (
+                 [] if refill_wait is None else [f"\ts_waitcnt vmcnt({refill_wait})"]) + [mf, mf,
+             "\ts_cbranch_scc1 .LBB0_1", "; %bb.2:", "\ts_endpgm"]
+    body = [(i + 1, t) for i, t in enumerate(lines[1:])]
+    return cdna_asm.analyse(NAME, "gfx950", body, {})
+
+
+class PrefetchDistance(unittest.TestCase):
+    """The prefetch distance read off the loop's vmcnt waits (cdna_asm.loop_waits /
+    prefetch_steps) and the chain it gives (model.global_wait)."""
+
+    def test_two_tiles_in_flight(self):
+        # each flush leaves the younger slot's two loads pending: both tiles have 2 tiles' work
+        k = _staged_trip((3, 2), (3, 2))
+        self.assertEqual(k.loop_barriers, 2)
+        self.assertEqual(cdna_asm.prefetch_steps(k, 2), [2.0, 2.0])
+
+    def test_first_flush_drains_the_tile_ahead(self):
+        # vmcnt(0) before the first slot's flush also waits for the second slot's loads (issued
+        # one tile earlier); the second flush then requires nothing new
+        k = _staged_trip((1, 0), (2, 2))
+        self.assertEqual(cdna_asm.prefetch_steps(k, 2), [1.0, None])
+
+    def test_second_flush_drains(self):
+        # vmcnt(0) before the second slot's flush waits for the first slot's refill too (issued
+        # one tile back); the next trip's first flush then requires nothing new
+        k = _staged_trip((3, 2), (1, 0))
+        self.assertEqual(cdna_asm.prefetch_steps(k, 2), [None, 1.0])
+
+    def test_own_loads_waited_in_their_tile(self):
+        # the second tile waits for the loads its own refill just issued, before its MFMAs
+        k = _staged_trip((3, 2), (3, 2), refill_wait=0)
+        self.assertEqual(cdna_asm.prefetch_steps(k, 2), [0.0, None])
+
+    def test_chain(self):
+        from model import global_wait
+        loop = LoopCounts()
+        glat, own = 1000.0, 100.0
+        kc = KernelCounts(name="k", loop=loop, prefetch_distance=2)
+        self.assertEqual(global_wait(kc, glat, own), 500.0)  # no steps: stages - 1
+        kc.prefetch_steps = [2.0, 2.0]
+        self.assertEqual(global_wait(kc, glat, own), 500.0)
+        kc.prefetch_steps = [1.0, None]  # per two tiles own + max(own, glat)
+        self.assertEqual(global_wait(kc, glat, own), (own + glat) / 2)
+        kc.prefetch_steps = [0.0]  # waited before any of its own work: in series
+        self.assertEqual(global_wait(kc, glat, own), own + glat)
+        kc.prefetch_steps = [0.5]
+        self.assertEqual(global_wait(kc, glat, own), own + glat - 0.5 * own)
+        kc.prefetch_steps = [4.0]  # latency hidden: the work bounds it
+        self.assertEqual(global_wait(kc, 200.0, own), own)
+
+
 class Bounds(unittest.TestCase):
     def test_mfma_bound(self):
         # 4 waves x 100 MFMA cycles / 4 SIMDs = 100 cycles per block K tile; 2 blocks per unit,
