@@ -43,6 +43,11 @@
 #                   arch/cdna.hpp) is, on gfx942, a body of s_trap and s_endpgm only (at least one
 #                   s_trap): its tile may not fit gfx942, so that pass must trap, never run a body;
 #                   on gfx950 it is checked like any other kernel;
+#   prefetch-distance  a register-staged conv kernel (arch Cdna / CdnaGfx950Only, vector gather)
+#                   of three or more stages keeps two K tiles in flight: no s_waitcnt vmcnt(0) in
+#                   a loop that holds MFMAs (the flush of a staging slot waits for that slot's
+#                   tile only, kernel/block_gemm.hpp's steady trips). The cached and temporal
+#                   copies, which wait for their two views' loads inside issue(), are exempt;
 #   cfg             the checker could not follow the control flow (unknown label, indirect jump).
 #
 # mfma-count in full: blocks are attributed to their innermost loop by LLVM's verbose-asm loop
@@ -514,6 +519,9 @@ function(asm_check_file file arch problems_var)
           if(line MATCHES "lgkmcnt\\(0\\)")
             set(_b${blk}_pev W)
           endif()
+          if(k_two_ahead AND NOT hdr STREQUAL "none" AND line MATCHES "vmcnt\\(0\\)")
+            list(APPEND _vz_${hdr} ${ln})  # rule prefetch-distance, decided at the function's end
+          endif()
         elseif(line MATCHES "^\ts_barrier")
           list(APPEND _br_${hdr} x)
           math(EXPR n_bar "${n_bar} + 1")
@@ -682,6 +690,14 @@ function(asm_check_file file arch problems_var)
         set(_mf_none "")
         set(_br_none "")
         set(n_trap 0)
+        # rule prefetch-distance: which kernels (the header's list)
+        set(k_two_ahead FALSE)
+        if(NOT k_trap_only AND fn_name MATCHES "conv_kernelINS0_10TilePolicyINS0_9TileShapeILi[0-9]+ELi[0-9]+ELi[0-9]+ELi[0-9]+ELi[0-9]+ELi([0-9]+)E"
+           AND CMAKE_MATCH_1 GREATER_EQUAL 3 AND fn_name MATCHES "arch(4CdnaE|14CdnaGfx950OnlyE)"
+           AND fn_name MATCHES "ELb1EEEvNS0_10ConvParamsE$"
+           AND NOT fn_name MATCHES "CachedCausalGeometry|TemporalGeometry")
+          set(k_two_ahead TRUE)
+        endif()
       endif()
     elseif(line MATCHES "^\\.Lfunc_end[0-9]+:")
       if(in_kernel AND k_trap_only AND n_trap EQUAL 0)
@@ -700,6 +716,16 @@ function(asm_check_file file arch problems_var)
         endforeach()
         set(walk_ln ${ln})
         _asm_finish_kernel()
+        foreach(h IN LISTS hdrs)
+          if(_mf_${h} GREATER 0)
+            foreach(z IN LISTS _vz_${h})
+              set(ln ${z})
+              set(_asm_text "s_waitcnt vmcnt(0)")
+              _asm_problem(prefetch-distance "the K loop waits for every load: the tile ahead is not kept in flight")
+            endforeach()
+          endif()
+          unset(_vz_${h})
+        endforeach()
         set(ln ${walk_ln})
         foreach(h IN LISTS hdrs)
           unset(_mf_${h})

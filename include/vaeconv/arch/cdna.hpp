@@ -99,6 +99,26 @@ struct Cdna {
   VAECONV_DEVICE static void commit() {}
   template <int Pending>
   VAECONV_DEVICE static void wait() {}  // s_waitcnt is inserted where the staged data is used
+  // Waits until at most `Pending` of this wave's vector memory instructions are outstanding
+  // (s_waitcnt vmcnt; they retire in issue order). The builtin, not inline asm: the compiler's
+  // own wait insertion reads it, so its count of pending loads starts again from it.
+  template <int Pending>
+  VAECONV_DEVICE static void wait_loads() {
+    static_assert(Pending >= 0 && Pending < 64, "gfx9 vmcnt holds 0 .. 63");
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__
+    // gfx9 s_waitcnt: vmcnt bits 3:0 and 15:14, expcnt 6:4 (7: no wait), lgkmcnt 11:8 (15).
+    __builtin_amdgcn_s_waitcnt((Pending & 0xF) | (0x7 << 4) | (0xF << 8) | ((Pending >> 4) << 14));
+#endif
+  }
+
+  // The compiler's instruction scheduler moves nothing across this point (its waits are placed
+  // after scheduling: a flush's ds_write hoisted into the previous tile's MFMAs takes its vmcnt
+  // wait along, and the load then has less work to land under).
+  VAECONV_DEVICE static void schedule_fence() {
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__
+    __builtin_amdgcn_sched_barrier(0);
+#endif
+  }
 
   // v, the same in every lane of the wave, in a scalar register (s_readfirstlane).
   VAECONV_DEVICE static int wave_uniform(int v) {

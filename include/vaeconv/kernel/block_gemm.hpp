@@ -67,10 +67,21 @@ VAECONV_UNROLL
                                                          const GatherB& gb, View view) {
     char* lb = stage_b(smem, s);
 VAECONV_UNROLL
-    for (int i = 0; i < kRowsB; ++i)
-      if (!Policy::kGuardB || row0 + i * kRowStep < Policy::BN)
+    for (int i = 0; i < kRowsB; ++i) {
+      const bool in_tile = !Policy::kGuardB || row0 + i * kRowStep < Policy::BN;
+      if constexpr (std::is_empty_v<Slot>) {  // cp.async writes LDS: rows past BN copy nothing
+        if (in_tile)
+          Arch::load(sl, kRowsA + i, lb + Tile::offset(row0 + i * kRowStep, chunk), view,
+                     gb.at(p, i), gb.valid(p, i));
+      } else {
+        // Staged in registers: a row past BN loads zeros (out of range) that flush_b never
+        // writes. Unconditional, so every wave issues the same loads per tile: a branch around
+        // a load makes the compiler's vmcnt count assume the load may be missing, and the
+        // flush of the older slot then waits for the younger slot's loads too (mainloop below).
         Arch::load(sl, kRowsA + i, lb + Tile::offset(row0 + i * kRowStep, chunk), view,
-                   gb.at(p, i), gb.valid(p, i));
+                   gb.at(p, i), in_tile && gb.valid(p, i));
+      }
+    }
   }
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void flush_a(Slot& sl, char* smem, int s, int row0,
                                                           int chunk) {
@@ -125,7 +136,9 @@ VAECONV_UNROLL
     }
   }
 
-  template <class Issue, class Flush>
+  // kSteadyTrips: see the staged loop below (a loader whose issue() waits for its own loads
+  // passes false: its tiles do not stay in flight, and the untested trips only cost registers).
+  template <bool kSteadyTrips = true, class Issue, class Flush>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void mainloop(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int k_tiles, int wm0, int wn0,
       int lane, Slot (&slot)[kAhead], Issue& issue, Flush& flush) {
@@ -135,14 +148,14 @@ VAECONV_UNROLL
       if constexpr (Policy::kAtomReadsLds) mma_stage_from_lds(target, smem, s, wm0, wn0, first_scale);
       else mma_stage_fragments(target, smem, s, wm0, wn0, lane);
     };
-    mainloop(acc, k_tiles, slot, issue, flush, compute);
+    mainloop<kSteadyTrips>(acc, k_tiles, slot, issue, flush, compute);
   }
 
   // The same pipeline with the kernel's own math on a stage (the halo kernel: A is not in the
   // stage): compute(target, s, kt, first_scale) issues K tile kt's atoms on buffer s into target
   // (an LDS atom: one batch, which compute begins and commits; first_scale 0 overwrites a
   // promoted partial sum on its first K step).
-  template <class Issue, class Flush, class Compute>
+  template <bool kSteadyTrips = true, class Issue, class Flush, class Compute>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void mainloop(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int k_tiles, Slot (&slot)[kAhead],
       Issue& issue, Flush& flush, Compute& compute) {
@@ -182,16 +195,55 @@ VAECONV_UNROLL
     };
     if constexpr (kAhead == 1 || std::is_empty_v<Slot>) {
       for (int kt = 0; kt < k_tiles; ++kt) step(kt, slot[Schedule::slot(kt)]);
+    } else if constexpr (!kSteadyTrips) {
+      static_assert(Schedule::slot(kAhead) == 0 && Schedule::slot(Schedule::refill_tile(1)) == 1,
+                    "tile kt and its refill share slot kt % kAhead");
+      for (int kt0 = 0; kt0 < k_tiles; kt0 += kAhead)  // kAhead tiles per trip (below)
+VAECONV_UNROLL
+        for (int u = 0; u < kAhead; ++u)
+          if (u == 0 || kt0 + u < k_tiles) step(kt0 + u, slot[u]);
     } else {
       // Staging slots in registers (AMD) with several tiles ahead: indexed by kt % kAhead, the
       // slot array would be a dynamically indexed private array, i.e. scratch memory. So each
       // trip runs kAhead tiles, tile kt0 + u in slot u: every index a compile-time constant.
       static_assert(Schedule::slot(kAhead) == 0 && Schedule::slot(Schedule::refill_tile(1)) == 1,
                     "tile kt and its refill share slot kt % kAhead");
-      for (int kt0 = 0; kt0 < k_tiles; kt0 += kAhead)
+      // The loads' wait is the compiler's (s_waitcnt vmcnt, counted in issue order), and it
+      // keeps kAhead tiles in flight only where every path to a flush issued the same loads:
+      // a path that skips a refill (past the last tile) or the prologue's second tile, merged
+      // into the loop, makes it wait for every load before the first slot's flush, the next
+      // tile's too. So the steady trips, whose refills all lie inside K, issue them without a
+      // test; their loop is entered with no load pending (the prologue's tiles retired once,
+      // a block's first wait); the last 1 .. 2 * kAhead - 1 tiles follow, unrolled, tested.
+      auto steady_step = [&](int kt, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
+        const int s = Schedule::buffer(kt);
+        flush(s, sl);
+        __syncthreads();
+        issue(Schedule::buffer(Schedule::refill_tile(kt)), sl);
+        compute(acc, s, kt, 1);
+        Arch::schedule_fence();  // the next flush (and its wait) after this tile's math
+      };
+      static_assert(!Policy::kAtomReadsLds && !kPromote && !Schedule::kBatchFirst,
+                    "register staging is for fragment atoms (AMD MFMA)");
+      Arch::template wait_loads<0>();
+      int kt0 = 0;
+      for (; kt0 + 2 * kAhead - 1 < k_tiles; kt0 += kAhead)
 VAECONV_UNROLL
-        for (int u = 0; u < kAhead; ++u)
-          if (u == 0 || kt0 + u < k_tiles) step(kt0 + u, slot[u]);
+        for (int u = 0; u < kAhead; ++u) steady_step(kt0 + u, slot[u]);
+      // The rest: tiles kt0 .. k_tiles - 1, at most 2 * kAhead - 1 (slot j % kAhead); only the
+      // first kAhead - 1 of them can have a refill inside K.
+VAECONV_UNROLL
+      for (int j = 0; j < 2 * kAhead - 1; ++j) {
+        if (kt0 + j < k_tiles) {
+          if (j < kAhead - 1) step(kt0 + j, slot[j % kAhead]);
+          else {
+            const int s = Schedule::buffer(kt0 + j);
+            flush(s, slot[j % kAhead]);
+            __syncthreads();
+            compute(acc, s, kt0 + j, 1);
+          }
+        }
+      }
     }
     Arch::template wait<0>();
     if constexpr (Policy::kAtomReadsLds) {

@@ -114,14 +114,18 @@ VAECONV_UNROLL
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
     const int k_tiles = ConvKernel::k_tiles(p);
     Slot slot[Gemm::kAhead];
+    // The cached and temporal A copies merge their two views' loads inside issue(), which waits
+    // for them there: the staged loop's steady trips would only cost them registers.
+    constexpr bool kSteadyTrips =
+        !kCachedGeometry<Geo> && !std::is_same<Geo, TemporalGeometry>::value;
     start_tile();
     Gemm::prologue(slot, k_tiles, issue);
     if constexpr (!kOverlapEpilogue) {  // one tile per block: the grid covers every tile
-      Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+      Gemm::template mainloop<kSteadyTrips>(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
       epilogue(p, b, acc, wm0, wn0, lane, smem);
     } else {
       for (;;) {  // a persistent block: tiles blockIdx.x, blockIdx.x + gridDim.x, ...
-        Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+        Gemm::template mainloop<kSteadyTrips>(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
         const BlockCoord done = b;
         tile += int(gridDim.x);
         const bool more = tile < p.tiles;
