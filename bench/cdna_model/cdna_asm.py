@@ -117,6 +117,7 @@ class Block:
     label: str
     insts: List[Inst] = field(default_factory=list)
     loop_header: Optional[str] = None  # innermost loop header label this block belongs to
+    parent_loop: Optional[str] = None  # a loop header block's enclosing loop (`Parent Loop BBx`)
     succ: List[str] = field(default_factory=list)
     index: int = 0
 
@@ -266,6 +267,9 @@ def _parse_body(lines: List[Tuple[int, str]], name: str) -> List[Block]:
                 blocks.append(Block(label=label))
             header_of_current = None
             rest = raw[raw.index(":") + 1:]
+            mp = re.search(r"Parent Loop BB(\d+_\d+)", rest)
+            if mp:
+                blocks[-1].parent_loop = "BB" + mp.group(1)
             if "=>This Loop Header" in rest or "=>  This Inner Loop Header" in rest \
                     or "This Inner Loop Header" in rest or "This Loop Header" in rest:
                 blocks[-1].loop_header = label.replace(".LBB", "BB").lstrip(".")
@@ -346,12 +350,23 @@ def find_main_loop(blocks: List[Block]) -> List[int]:
         # full membership: a loop's blocks plus those of loops whose blocks say Parent Loop
         # (the comments name the innermost header; nest by interval containment)
         spans = {h: (min(ix), max(ix)) for h, ix in comment_loops.items()}
+        # a child loop's header names its parent (`Parent Loop BBx`): the child belongs to it
+        # wherever it is placed (LLVM may lay a child loop out after the parent's last block)
+        parent = {}
+        for b in blocks:
+            own = b.label.replace(".LBB", "BB").lstrip(".")
+            if b.parent_loop and b.loop_header == own:
+                parent[own] = b.parent_loop
         members = {}
         for h, (a, z) in spans.items():
             ids = set(comment_loops[h])
             for h2, (a2, z2) in spans.items():
-                if h2 != h and a <= a2 and z2 <= z:
+                up = parent.get(h2)
+                while up is not None and up != h:
+                    up = parent.get(up)
+                if h2 != h and (a <= a2 and z2 <= z or up == h):
                     ids |= set(comment_loops[h2])
+            a, z = min(ids), max(ids)
             # every block inside the interval belongs to the loop (rotated loops keep a span)
             ids |= set(range(a, z + 1))
             members[h] = sorted(ids)
@@ -556,9 +571,13 @@ def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str,
                     for s in blocks[i].succ
                     if next(b for b in blocks if b.label == s).index not in loop_set})
     if exits:
-        e = exits[0]
-        k.epilogue = (_path_counts(blocks, e, set(), loop_set, target, False),
-                      _path_counts(blocks, e, set(), loop_set, target, True))
+        # the first exit from which the end is reached forward (an exit into a block that
+        # jumps back, e.g. to the loop's preheader, gives no path)
+        for e in exits:
+            k.epilogue = (_path_counts(blocks, e, set(), loop_set, target, False),
+                          _path_counts(blocks, e, set(), loop_set, target, True))
+            if k.epilogue[1].instructions > 0:
+                break
     else:
         k.epilogue = (Counts(), Counts())
     return k

@@ -439,7 +439,8 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
     a("Each time is the nominal value with its range [optimistic, pessimistic]; the bound is the "
       "term that sets the nominal time (MFMA issue, issue = the SIMD's single issue port, LDS, L1 = "
       "the CU's global-load path, latency = a block's K-tile chain (global wait overlapped with "
-      "its own work, then LDS waits and the barrier) given the resident blocks, L2 = the per-XCD "
+      "its own work over the prefetch distance each K tile's wait leaves, read off the loop's "
+      "vmcnt waits, then LDS waits and the barrier) given the resident blocks, L2 = the per-XCD "
       "L2s, MALL = the Infinity Cache behind them, HBM, tail = a partial last round of blocks, prologue/epilogue, launch).\n")
     a("## Totals\n")
     a("| target | bf16 58-call 1024² (ms) | fp8 58-call 1024² (ms) | bf16 28-call hot 1328² (ms) |")

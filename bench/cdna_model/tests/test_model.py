@@ -220,6 +220,26 @@ class PrefetchDistance(unittest.TestCase):
         k = _staged_trip((3, 2), (3, 2), refill_wait=0)
         self.assertEqual(cdna_asm.prefetch_steps(k, 2), [0.0, None])
 
+    def test_child_loop_laid_out_after_the_parent(self):
+        # LLVM may place a child loop (the gather's tap carry) after the parent's last block,
+        # returning into the parent by a branch: it still belongs to the main loop
+        mf = "\tv_mfma_f32_32x32x16_bf16 v[32:47], v[16:19], v[20:23], v[32:47]"
+        lines = [f"{NAME}:", "; %bb.0:", "\tv_mov_b32_e32 v1, 0",
+                 ".LBB0_1:                                ; =>This Loop Header: Depth=1",
+                 "\ts_barrier", mf, "\ts_cbranch_scc1 .LBB0_3",
+                 ".LBB0_2:                                ;   in Loop: Header=BB0_1 Depth=1",
+                 mf, "\ts_cbranch_scc1 .LBB0_1",
+                 "; %bb.5:", "\ts_endpgm",
+                 ".LBB0_3:                                ;   Parent Loop BB0_1 Depth=1",
+                 "                                        ; =>  This Inner Loop Header: Depth=2",
+                 "\tv_add_u32_e32 v2, 1, v2", "\tv_add_u32_e32 v3, 1, v3",
+                 "\ts_cbranch_scc1 .LBB0_3",
+                 "\ts_branch .LBB0_2"]
+        body = [(i + 1, t) for i, t in enumerate(lines[1:])]
+        k = cdna_asm.analyse(NAME, "gfx950", body, {})
+        self.assertEqual(sum(k.loop_counts.mfma.values()), 2)
+        self.assertEqual(k.loop_counts.valu, 2)  # the child loop's two adds, one trip
+
     def test_chain(self):
         from model import global_wait
         loop = LoopCounts()
