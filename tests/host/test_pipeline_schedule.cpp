@@ -12,6 +12,7 @@
 // A negative control replays a schedule that refills one tile too early and must fail.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
@@ -124,6 +125,73 @@ TEST(PipelineSchedule, NegativeControlsFail) {
   // yet computed: the message says which order's check caught it).
   EXPECT_NE(replay(4, 0, 4, 3, 8, true).find("still read by a batch in flight"), std::string::npos);
   EXPECT_NE(replay(4, 0, 4, 3, 8, false).find("before it is computed"), std::string::npos);
+}
+
+// The register-staged loop's trips (kernel/block_gemm.hpp, kAhead > 1): steady trips of kAhead
+// tiles whose refills are issued without a test, then the last tiles, unrolled, the first
+// kAhead - 1 of them with a tested refill. Replayed with the schedule's own predicates: every
+// tile once and in order, tile kt in slot kt % kAhead, and the refill of tile kt + kAhead issued
+// exactly when that tile lies inside K (an untested refill past K, or a last tile that should
+// have refilled, is an error).
+template <class S>
+std::string staged_trips(int k_tiles) {
+  std::vector<int> order, refills;
+  std::string error;
+  auto step = [&](int kt, int slot, bool tested, bool refills_here) {
+    order.push_back(kt);
+    if (slot != S::slot(kt)) error = "tile " + std::to_string(kt) + " in the wrong slot";
+    const int next = S::refill_tile(kt);
+    if (!refills_here) {
+      if (next < k_tiles) error = "tile " + std::to_string(kt) + " leaves tile " +
+                                  std::to_string(next) + " without a copy";
+    } else if (!tested) {
+      if (next >= k_tiles) error = "an untested refill past K at tile " + std::to_string(kt);
+      refills.push_back(next);
+    } else if (next < k_tiles) {
+      refills.push_back(next);
+    }
+  };
+  int kt0 = 0;
+  for (; S::steady_trip(kt0, k_tiles); kt0 += S::kAhead)
+    for (int u = 0; u < S::kAhead; ++u) step(kt0 + u, u, false, true);
+  for (int j = 0; j < 2 * S::kAhead - 1; ++j)
+    if (kt0 + j < k_tiles) step(kt0 + j, j % S::kAhead, true, S::last_tiles_refill(j));
+  if (!error.empty()) return error;
+  for (int kt = 0; kt < k_tiles; ++kt)
+    if (kt >= static_cast<int>(order.size()) || order[static_cast<size_t>(kt)] != kt)
+      return "tile " + std::to_string(kt) + " not computed in order";
+  if (static_cast<int>(order.size()) != k_tiles) return "a tile past K computed";
+  for (int t = S::kAhead; t < k_tiles; ++t)
+    if (t - S::kAhead >= static_cast<int>(refills.size()) ||
+        refills[static_cast<size_t>(t - S::kAhead)] != t)
+      return "tile " + std::to_string(t) + " not refilled once, in order";
+  if (static_cast<int>(refills.size()) != std::max(k_tiles - S::kAhead, 0))
+    return "a refill past K";
+  return "";
+}
+
+// A steady trip one tile too long: its last refill may lie past K.
+template <class S>
+struct OneTooMany : S {
+  static constexpr bool steady_trip(int kt0, int k_tiles) {
+    return kt0 + 2 * S::kAhead - 2 < k_tiles;
+  }
+};
+
+TEST(PipelineSchedule, StagedTripsCopyEveryTileOnce) {
+  using Three = PipelineSchedule<3, 0>;  // the shipped s3 tiles: two tiles per trip
+  using Four = PipelineSchedule<4, 0>;
+  using Five = PipelineSchedule<5, 0>;
+  for (int k_tiles = 0; k_tiles <= 16; ++k_tiles) {
+    EXPECT_EQ(staged_trips<Three>(k_tiles), "") << k_tiles << " tiles";
+    EXPECT_EQ(staged_trips<Four>(k_tiles), "") << k_tiles << " tiles";
+    EXPECT_EQ(staged_trips<Five>(k_tiles), "") << k_tiles << " tiles";
+  }
+  // negative control: some K length makes the too-long steady trip refill past K
+  bool caught = false;
+  for (int k_tiles = 0; k_tiles <= 16; ++k_tiles)
+    caught = caught || staged_trips<OneTooMany<Three>>(k_tiles) != "";
+  EXPECT_TRUE(caught);
 }
 
 }  // namespace

@@ -227,7 +227,7 @@ VAECONV_UNROLL
                     "register staging is for fragment atoms (AMD MFMA)");
       Arch::template wait_loads<0>();
       int kt0 = 0;
-      for (; kt0 + 2 * kAhead - 1 < k_tiles; kt0 += kAhead)
+      for (; Schedule::steady_trip(kt0, k_tiles); kt0 += kAhead)
 VAECONV_UNROLL
         for (int u = 0; u < kAhead; ++u) steady_step(kt0 + u, slot[u]);
       // The rest: tiles kt0 .. k_tiles - 1, at most 2 * kAhead - 1 (slot j % kAhead); only the
@@ -235,7 +235,7 @@ VAECONV_UNROLL
 VAECONV_UNROLL
       for (int j = 0; j < 2 * kAhead - 1; ++j) {
         if (kt0 + j < k_tiles) {
-          if (j < kAhead - 1) step(kt0 + j, slot[j % kAhead]);
+          if (Schedule::last_tiles_refill(j)) step(kt0 + j, slot[j % kAhead]);
           else {
             const int s = Schedule::buffer(kt0 + j);
             flush(s, slot[j % kAhead]);

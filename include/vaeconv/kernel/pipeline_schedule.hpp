@@ -32,6 +32,14 @@ struct PipelineSchedule {
   VAECONV_HD static constexpr int slot(int kt) { return kt % kAhead; }
   // The tile whose copy iteration kt issues after its barrier.
   VAECONV_HD static constexpr int refill_tile(int kt) { return kt + kAhead; }
+  // Register staging with several tiles ahead runs kAhead tiles per trip (block_gemm.hpp): a
+  // steady trip from tile kt0 has every refill inside K, so it issues them without a test; the
+  // last 1 .. 2 * kAhead - 1 tiles follow, tile kt0 + j refilling (tested) only for
+  // j < kAhead - 1, since kt0 + j + kAhead >= k_tiles for the others.
+  VAECONV_HD static constexpr bool steady_trip(int kt0, int k_tiles) {
+    return kt0 + 2 * kAhead - 1 < k_tiles;
+  }
+  VAECONV_HD static constexpr bool last_tiles_refill(int j) { return j < kAhead - 1; }
 };
 
 }  // namespace vaeconv::kernel
