@@ -11,6 +11,10 @@
 // The K-order suite (AtomKOrder) runs every AMD bf16 atom with each instruction's K relabelled
 // (documented/contiguous, two stripes per lane group, random) and requires bit-identical D: the
 // emulator sums exactly (emu::ExactSum), so only a mispaired A/B element could change D.
+// AtomFp8K32 (gfx942's 32x32x32 e4m3 atom, Mfma32x32x32Fp8): e4m3fn bytes staged in 16-byte
+// chunks (plain, swizzled, inside a wider row; the rest poisoned with 0x80, FNUZ's NaN), each
+// lane's chunk split into the two v_mfma_f32_32x32x16_fp8_fp8 the atom issues, D times the x4
+// product scale == A*B (+ 4 C) on every element; with negative controls.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,12 +22,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emu/matrix_emulator.hpp"
+#include "vaeconv/arch/fp8_fnuz.hpp"
 #include "vaeconv/arch/fragment_layouts.hpp"
 
 namespace {
@@ -779,6 +786,257 @@ TEST(AtomKOrder, OrdersArePermutations) {
     for (int i = 0; i < 32; ++i) EXPECT_EQ(aiter[std::size_t(32 * h + i)], 16 * h + 32 * (i / 16) + i % 16);
   EXPECT_NE(emu::random_order(64, 1), emu::random_order(64, 2));
   EXPECT_NE(emu::random_order(64, 1), emu::identity_order(64));
+}
+
+// ================================================================================================
+// AtomFp8K32: gfx942's 32x32x32 e4m3 atom (arch/cdna.hpp) — one 16-byte chunk per lane and
+// operand, two v_mfma_f32_32x32x16_fp8_fp8 on its 8-byte halves (FNUZ), x4 product scale.
+// ================================================================================================
+// fp8 rows of `row_chunks` 16-byte chunks; the atom's two K chunks sit at chunk c0, c0 + 1 of each
+// row; with `swizzle` the physical chunk is chunk ^ (row % row_chunks) (kernel::SwizzledTile's
+// XOR form). Every byte is first poisoned with 0x80 (NaN when read as FNUZ).
+struct Fp8Staging {
+  int rows, row_chunks, c0;
+  bool swizzle;
+  std::vector<std::uint8_t> bytes;
+  Fp8Staging(int r, int rc, int first, bool sw)
+      : rows(r), row_chunks(rc), c0(first), swizzle(sw), bytes(std::size_t(r) * std::size_t(rc) * 16, 0x80) {}
+  std::size_t chunk_offset(int row, int chunk) const {  // chunk: the atom's (0 or 1)
+    const int c = c0 + chunk;
+    if (row < 0 || row >= rows || chunk < 0 || chunk > 1 || c >= row_chunks)
+      throw std::out_of_range("fp8 staging: (row, chunk) out of the tile");
+    const int pc = swizzle ? (c ^ (row % row_chunks)) : c;
+    return (std::size_t(row) * std::size_t(row_chunks) + std::size_t(pc)) * 16;
+  }
+  void put(int row, int k, std::uint8_t v) { bytes[chunk_offset(row, k / 16) + std::size_t(k % 16)] = v; }
+};
+struct Fp8StageCfg {
+  const char* name;
+  int row_chunks, c0;
+  bool swizzle;
+};
+constexpr Fp8StageCfg kFp8Stagings[] = {
+    {"plain 32-byte rows", 2, 0, false},
+    {"swizzled 32-byte rows", 2, 0, true},
+    {"swizzled 64-byte rows, chunks 2..3", 4, 2, true},
+    {"plain 128-byte rows, chunks 4..5", 8, 4, false},
+};
+
+// A: M x K bytes row-major; B: K x N bytes row-major, staged as Bt[n][k].
+template <class L>
+Fp8Staging stage_fp8(const std::vector<std::uint8_t>& X, bool is_a, const Fp8StageCfg& cfg) {
+  const int rows = is_a ? L::kM : L::kN;
+  Fp8Staging s(rows, cfg.row_chunks, cfg.c0, cfg.swizzle);
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < L::kK; ++k)
+      s.put(r, k, is_a ? X[std::size_t(r) * L::kK + std::size_t(k)] : X[std::size_t(k) * L::kN + std::size_t(r)]);
+  return s;
+}
+
+// What lane l's one ds_read_b128 gives it: the 16 bytes of its (lds_row, lds_chunk).
+template <class L>
+emu::Frag8<16> fetch_fp8(const Fp8Staging& s, bool is_a) {
+  emu::Frag8<16> f(L::kLanes);
+  for (int l = 0; l < L::kLanes; ++l) {
+    const std::size_t off =
+        s.chunk_offset(is_a ? L::a_lds_row(l) : L::b_lds_row(l), is_a ? L::a_lds_chunk(l) : L::b_lds_chunk(l));
+    for (int e = 0; e < 16; ++e) f.lanes[std::size_t(l)][std::size_t(e)] = s.bytes[off + std::size_t(e)];
+  }
+  return f;
+}
+
+// AtomFp8K32::mma: instruction h takes bytes 8h..8h+7 of A's and of B's chunk (`b_half_of`
+// lets a negative control pair A's half h with another half of B).
+inline emu::Frag8<8> half_of(const emu::Frag8<16>& f, int h) {
+  emu::Frag8<8> o(int(f.lanes.size()));
+  for (std::size_t l = 0; l < f.lanes.size(); ++l)
+    for (int e = 0; e < 8; ++e) o.lanes[l][std::size_t(e)] = f.lanes[l][std::size_t(8 * h + e)];
+  return o;
+}
+inline emu::FragF<16> run_fp8_k32(const emu::Frag8<16>& a, const emu::Frag8<16>& b, const emu::FragF<16>& c,
+                                  int (*b_half_of)(int) = nullptr) {
+  emu::FragF<16> d = c;
+  for (int h = 0; h < 2; ++h) d = emu::mfma_f32_32x32x16_fp8_fp8(half_of(a, h), half_of(b, b_half_of ? b_half_of(h) : h), d);
+  return d;
+}
+
+// e4m3fn codes the library's producers emit (never 0x80 / 0x7F / 0xFF) whose values are m/16,
+// |v| <= 15: products and 32-term sums stay exact in fp32 under both readings, so D must equal
+// the reference bit for bit.
+inline std::vector<std::uint8_t> exact_fp8_codes() {
+  std::vector<std::uint8_t> v;
+  for (int i = 0; i < 256; ++i) {
+    const std::uint8_t b = std::uint8_t(i);
+    if (!fn_finite_not_negzero(b)) continue;
+    const double x = emu::decode_e4m3fn(b);
+    if (std::fabs(x) <= 15.0 && x * 16.0 == std::floor(x * 16.0)) v.push_back(b);
+  }
+  return v;
+}
+
+struct Fp8K32Knobs {
+  bool apply_scale = true;               // AtomFp8K32::acc_scale (the epilogue's x4)
+  int (*b_half_of)(int) = nullptr;       // which half of B each instruction reads
+};
+
+// Mismatching elements of D * scale against A*B + scale * C (every element), first one described.
+template <class L>
+long fp8_k32_errors(const Fp8StageCfg& cfg, unsigned seed, bool with_c, const Fp8K32Knobs& knobs, std::string* first) {
+  const auto codes = exact_fp8_codes();
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, codes.size() - 1);
+  std::vector<std::uint8_t> A(std::size_t(L::kM) * L::kK), B(std::size_t(L::kK) * L::kN);
+  for (auto& x : A) x = codes[pick(rng)];
+  for (auto& x : B) x = codes[pick(rng)];
+  std::vector<float> C(std::size_t(L::kM) * L::kN, 0.0f);  // in accumulator units
+  if (with_c) {
+    std::uniform_int_distribution<int> cv(-100, 100);
+    for (auto& x : C) x = float(cv(rng)) * 0.25f;
+  }
+  emu::FragF<16> c(L::kLanes);
+  for (int l = 0; l < L::kLanes; ++l)
+    for (int r = 0; r < L::kCElems; ++r)
+      c.lanes[std::size_t(l)][std::size_t(r)] = C[std::size_t(L::c_row(l, r)) * L::kN + std::size_t(L::c_col(l, r))];
+  const emu::FragF<16> d = run_fp8_k32(fetch_fp8<L>(stage_fp8<L>(A, true, cfg), true),
+                                       fetch_fp8<L>(stage_fp8<L>(B, false, cfg), false), c, knobs.b_half_of);
+  const float scale = knobs.apply_scale ? vaeconv::arch::kFnuzProductScale : 1.0f;
+  std::vector<float> D(std::size_t(L::kM) * L::kN, std::numeric_limits<float>::quiet_NaN());
+  std::vector<int> hits(D.size(), 0);
+  for (int l = 0; l < L::kLanes; ++l)
+    for (int r = 0; r < L::kCElems; ++r) {
+      const std::size_t i = std::size_t(L::c_row(l, r)) * L::kN + std::size_t(L::c_col(l, r));
+      D[i] = d.lanes[std::size_t(l)][std::size_t(r)] * scale;
+      ++hits[i];
+    }
+  long bad = 0;
+  for (int m = 0; m < L::kM; ++m)
+    for (int n = 0; n < L::kN; ++n) {
+      double want = double(vaeconv::arch::kFnuzProductScale) * C[std::size_t(m) * L::kN + std::size_t(n)];
+      for (int k = 0; k < L::kK; ++k)
+        want += emu::decode_e4m3fn(A[std::size_t(m) * L::kK + std::size_t(k)]) *
+                emu::decode_e4m3fn(B[std::size_t(k) * L::kN + std::size_t(n)]);
+      const std::size_t i = std::size_t(m) * L::kN + std::size_t(n);
+      if (double(float(want)) != want) throw std::logic_error("fp8 K32 test data not exact in fp32");
+      if (hits[i] != 1 || !(D[i] == float(want))) {
+        if (bad == 0 && first)
+          *first = "m " + std::to_string(m) + " n " + std::to_string(n) + ": got " + std::to_string(D[i]) + " want " +
+                   std::to_string(want) + " (written " + std::to_string(hits[i]) + "x)";
+        ++bad;
+      }
+    }
+  return bad;
+}
+
+TEST(AtomEmulatedFp8K32, TwoFnuzInstructionsTimesFourEqualProduct) {
+  using L = lay::Mfma32x32x32Fp8;
+  static_assert(L::kK == 32 && L::kLdsChunks == 1 && L::kElemBytes == 1 && L::kAElems == 16 && L::kBElems == 16,
+                "one 16-byte chunk of 16 e4m3 per lane and operand");
+  ASSERT_GE(exact_fp8_codes().size(), 90u);  // 95 codes: 0, +-(1/16 .. 15)
+  for (const Fp8StageCfg& cfg : kFp8Stagings)
+    for (unsigned seed : {1u, 2u, 3u})
+      for (int with_c = 0; with_c < 2; ++with_c) {
+        std::string first;
+        EXPECT_EQ(fp8_k32_errors<L>(cfg, seed * 10 + unsigned(with_c), with_c != 0, Fp8K32Knobs{}, &first), 0)
+            << cfg.name << " seed " << seed << (with_c ? " with C" : "") << ": " << first;
+      }
+}
+
+// The element claims (a_row/a_k, b_k/b_col) are what each lane fetches, they cover A and B once,
+// and C is the 32x32 MFMA's C layout (a bijection onto the tile).
+TEST(AtomEmulatedFp8K32, ClaimsMatchFetchAndCoverTiles) {
+  using L = lay::Mfma32x32x32Fp8;
+  std::vector<std::uint8_t> Arow(std::size_t(L::kM) * L::kK), Ak(Arow.size()), Bcol(std::size_t(L::kK) * L::kN),
+      Bk(Bcol.size());
+  for (int m = 0; m < L::kM; ++m)
+    for (int k = 0; k < L::kK; ++k) {
+      Arow[std::size_t(m) * L::kK + std::size_t(k)] = std::uint8_t(m);
+      Ak[std::size_t(m) * L::kK + std::size_t(k)] = std::uint8_t(k);
+    }
+  for (int k = 0; k < L::kK; ++k)
+    for (int n = 0; n < L::kN; ++n) {
+      Bcol[std::size_t(k) * L::kN + std::size_t(n)] = std::uint8_t(n);
+      Bk[std::size_t(k) * L::kN + std::size_t(n)] = std::uint8_t(k);
+    }
+  std::vector<int> ca(Arow.size(), 0), cb(Bcol.size(), 0), cc(std::size_t(L::kM) * L::kN, 0);
+  for (const Fp8StageCfg& cfg : kFp8Stagings) {
+    const auto ar = fetch_fp8<L>(stage_fp8<L>(Arow, true, cfg), true), ak = fetch_fp8<L>(stage_fp8<L>(Ak, true, cfg), true);
+    const auto bc = fetch_fp8<L>(stage_fp8<L>(Bcol, false, cfg), false), bk = fetch_fp8<L>(stage_fp8<L>(Bk, false, cfg), false);
+    long bad = 0;
+    for (int l = 0; l < L::kLanes; ++l)
+      for (int e = 0; e < 16; ++e) {
+        const std::size_t ul = std::size_t(l), ue = std::size_t(e);
+        bad += ar.lanes[ul][ue] != L::a_row(l, e) || ak.lanes[ul][ue] != L::a_k(l, e);
+        bad += bc.lanes[ul][ue] != L::b_col(l, e) || bk.lanes[ul][ue] != L::b_k(l, e);
+      }
+    EXPECT_EQ(bad, 0) << cfg.name;
+  }
+  for (int l = 0; l < L::kLanes; ++l) {
+    for (int e = 0; e < L::kAElems; ++e) ++ca[std::size_t(L::a_row(l, e)) * L::kK + std::size_t(L::a_k(l, e))];
+    for (int e = 0; e < L::kBElems; ++e) ++cb[std::size_t(L::b_k(l, e)) * L::kN + std::size_t(L::b_col(l, e))];
+    for (int r = 0; r < L::kCElems; ++r) {
+      ++cc[std::size_t(L::c_row(l, r)) * L::kN + std::size_t(L::c_col(l, r))];
+      EXPECT_EQ(L::c_row(l, r), emu::hw::Mfma32x32x16Fp8::c(l, r).row);
+      EXPECT_EQ(L::c_col(l, r), emu::hw::Mfma32x32x16Fp8::c(l, r).col);
+    }
+  }
+  for (int x : ca) EXPECT_EQ(x, 1);
+  for (int x : cb) EXPECT_EQ(x, 1);
+  for (int x : cc) EXPECT_EQ(x, 1);
+}
+
+// Why two instructions on the halves are the product: instruction i's map library k -> its own
+// k' (inst_of / inst_k, fragment_layouts.hpp) depends on k alone (same on every lane, A and B
+// alike: the documented hardware layout of v_mfma_f32_32x32x16_fp8_fp8) and is a bijection from
+// the 16 library k it consumes onto its 16 K.
+TEST(AtomEmulatedFp8K32, KPermutationIsLaneIndependent) {
+  using L = lay::Mfma32x32x32Fp8;
+  using H = emu::hw::Mfma32x32x16Fp8;
+  for (int i = 0; i < 2; ++i) {
+    std::vector<int> pi(32, -1);
+    bool consistent = true;
+    for (int l = 0; l < 64; ++l)
+      for (int e = 0; e < 16; ++e) {
+        if (L::inst_of(e) != i) continue;
+        const int j = e % 8;  // byte j of the instruction's 8
+        EXPECT_EQ(L::inst_k(l, e), H::a(l, j).col);
+        EXPECT_EQ(H::a(l, j).row, L::a_row(l, e));
+        EXPECT_EQ(H::b(l, j).col, L::b_col(l, e));
+        for (auto [k, h] : {std::pair<int, int>{L::a_k(l, e), H::a(l, j).col}, std::pair<int, int>{L::b_k(l, e), H::b(l, j).row}}) {
+          if (pi[std::size_t(k)] == -1) pi[std::size_t(k)] = h;
+          else if (pi[std::size_t(k)] != h) consistent = false;
+        }
+      }
+    EXPECT_TRUE(consistent) << "instruction " << i;
+    std::vector<int> seen(16, 0);
+    int used = 0;
+    for (int k = 0; k < 32; ++k)
+      if (pi[std::size_t(k)] >= 0) {
+        ++used;
+        ++seen[std::size_t(pi[std::size_t(k)])];
+      }
+    EXPECT_EQ(used, 16) << "instruction " << i;
+    for (int x : seen) EXPECT_EQ(x, 1) << "instruction " << i;
+  }
+}
+
+// Negative controls: the same harness fails when B's chunk is misaddressed, when the instructions
+// pair A's half h with B's other half, and when the x4 product scale is forgotten.
+struct Fp8K32WrongBChunk : lay::Mfma32x32x32Fp8 {
+  VAECONV_HD static constexpr int b_lds_chunk(int l, int = 0) { return 1 - l / 32; }
+};
+inline int other_half(int h) { return 1 - h; }
+TEST(AtomEmulatedFp8K32, NegativeControlsAreCaught) {
+  const Fp8StageCfg& cfg = kFp8Stagings[1];
+  std::string first;
+  EXPECT_GT(fp8_k32_errors<Fp8K32WrongBChunk>(cfg, 5, true, Fp8K32Knobs{}, &first), 0) << "wrong B chunk not caught";
+  Fp8K32Knobs crossed;
+  crossed.b_half_of = other_half;
+  EXPECT_GT(fp8_k32_errors<lay::Mfma32x32x32Fp8>(cfg, 6, false, crossed, &first), 0) << "crossed halves not caught";
+  Fp8K32Knobs unscaled;
+  unscaled.apply_scale = false;
+  EXPECT_GT(fp8_k32_errors<lay::Mfma32x32x32Fp8>(cfg, 7, false, unscaled, &first), 0) << "missing x4 not caught";
+  // A lane reading outside the atom's chunks reads the poison: 0x80, NaN as FNUZ.
+  EXPECT_TRUE(std::isnan(emu::decode_e4m3fnuz(Fp8Staging(32, 4, 2, true).bytes[0])));
 }
 
 }  // namespace

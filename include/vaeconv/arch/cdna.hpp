@@ -249,6 +249,40 @@ struct Cdna {
 #endif
     }
   };
+  // 32x32x32 e4m3, gfx942's fp8 atom for 32-deep K tiles: ONE 16-byte chunk per lane and operand
+  // (fragment_layouts.hpp: Mfma32x32x32Fp8), run as two v_mfma_f32_32x32x16_fp8_fp8 on the chunk's
+  // 8-byte halves (FNUZ, the x4 product scale of AtomFp8: arch/fp8_fnuz.hpp). Only gfx942's table
+  // set holds it; gfx950's set keeps AtomFp8 (f8f6f4). A fat binary still compiles gfx942's kernels
+  // for gfx950, where this atom is never launched: that pass runs the same instruction pair, which
+  // gfx950 has and reads as OCP e4m3fn (unit scale), so its body is the same product.
+  struct AtomFp8K32 {
+    using Layout = layout::Mfma32x32x32Fp8;
+    static constexpr int kM = Layout::kM, kN = Layout::kN, kK = Layout::kK;
+    using FragA = Frag16B;
+    using FragB = Frag16B;
+    struct FragC { f32x16 v; };
+    VAECONV_DEVICE static float acc_scale() {
+#if defined(__gfx942__)
+      return kFnuzProductScale;
+#else
+      return 1.f;
+#endif
+    }
+    VAECONV_DEVICE static void load_a(FragA& a, int, const void* chunk) { load_chunk(a, chunk); }
+    VAECONV_DEVICE static void load_b(FragB& b, int, const void* chunk) { load_chunk(b, chunk); }
+    VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
+#if defined(__gfx942__) || defined(__gfx950__)
+      VAECONV_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const long ah = (long(uint32_t(a.v[2 * h + 1])) << 32) | long(uint32_t(a.v[2 * h]));
+        const long bh = (long(uint32_t(b.v[2 * h + 1])) << 32) | long(uint32_t(b.v[2 * h]));
+        c.v = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(ah, bh, c.v, 0, 0, 0);
+      }
+#else  // the host pass (a device pass is gfx942 or gfx950: the guard at the top)
+      (void)c; (void)a; (void)b;
+#endif
+    }
+  };
   // The 16x16x128 f8f6f4 lane layout is not documented where we could check it: narrow FP8 tiles
   // use the 32x32x64 atom on AMD.
   using AtomFp8Narrow = AtomFp8;

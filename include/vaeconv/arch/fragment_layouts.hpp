@@ -113,6 +113,33 @@ struct Mfma32x32x64Fp8 {
   VAECONV_HD static constexpr int c_col(int l, int) { return l % 32; }
 };
 
+// gfx942 32x32x32 e4m3 (the K-32 atom; arch/cdna.hpp AtomFp8K32): ONE 16-byte LDS chunk per lane
+// and operand, so an fp8 K tile may be 32 deep (32-byte LDS rows, as the bf16 BK = 16 tile), which
+// the two-chunk 32x32x64 atom above cannot. Lane l reads row l%32, chunk l/32: the bf16 32x32x16
+// layout with one-byte elements, A[l%32][16*(l/32) + e], e = 0..15. It runs as two
+// v_mfma_f32_32x32x16_fp8_fp8 (8 bytes per lane each: A[l%32][8*(l/32) + e'], cdna.md), the first
+// on bytes 0..7 of the chunk, the second on 8..15: instruction i sees library k = 16*(l/32) + 8*i +
+// e' as its own k' = 8*(l/32) + e', a K permutation that depends on k alone and is shared by A and
+// B, so the product is unchanged. C: the 32x32 C layout of every 32x32 MFMA.
+struct Mfma32x32x32Fp8 {
+  static constexpr int kM = 32, kN = 32, kK = 32, kLanes = 64;
+  static constexpr int kAElems = 16, kBElems = 16, kCElems = 16, kLdsChunks = 1, kElemBytes = 1;
+  VAECONV_HD static constexpr int a_lds_row(int l) { return l % 32; }
+  VAECONV_HD static constexpr int a_lds_chunk(int l, int = 0) { return l / 32; }
+  VAECONV_HD static constexpr int b_lds_row(int l) { return l % 32; }
+  VAECONV_HD static constexpr int b_lds_chunk(int l, int = 0) { return l / 32; }
+  VAECONV_HD static constexpr int a_row(int l, int) { return l % 32; }
+  VAECONV_HD static constexpr int a_k(int l, int e) { return 16 * (l / 32) + e; }
+  VAECONV_HD static constexpr int b_k(int l, int e) { return 16 * (l / 32) + e; }
+  VAECONV_HD static constexpr int b_col(int l, int) { return l % 32; }
+  VAECONV_HD static constexpr int c_row(int l, int r) { return 8 * (r / 4) + 4 * (l / 32) + r % 4; }
+  VAECONV_HD static constexpr int c_col(int l, int) { return l % 32; }
+  // The instruction (0 or 1) that consumes library element e of a lane's chunk, and the
+  // instruction's own K of it (cdna.md: 8 consecutive K per lane group of 32).
+  VAECONV_HD static constexpr int inst_of(int e) { return e / 8; }
+  VAECONV_HD static constexpr int inst_k(int l, int e) { return 8 * (l / 32) + e % 8; }
+};
+
 // NVIDIA mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32, two of them as an m16 n16 k32
 // atom. ldmatrix moves 16-byte rows whatever they hold, so the addressing is the bf16 atom's; each
 // 32-bit register now holds 4 fp8 of one row: register j of A is row g + 8*(j%2), k = 16*(j/2) +
