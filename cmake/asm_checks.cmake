@@ -62,6 +62,10 @@ include_guard(GLOBAL)
 set(_asm_mfma_gfx942_bf16_32 "v_mfma_f32_32x32x8_bf16")
 set(_asm_mfma_gfx942_bf16_16 "v_mfma_f32_16x16x16_bf16")
 set(_asm_mfma_gfx942_fp8_32 "v_mfma_f32_32x32x16_fp8_fp8")
+# The 32x32x32 e4m3 atom (AtomFp8K32, one chunk per lane: 16 K per lane) is the fp8_fp8 pair on
+# both targets (its gfx950 pass is never launched: arch/cdna.hpp).
+set(_asm_mfma_gfx942_fp8k32_32 "v_mfma_f32_32x32x16_fp8_fp8")
+set(_asm_mfma_gfx950_fp8k32_32 "v_mfma_f32_32x32x16_fp8_fp8")
 set(_asm_mfma_gfx950_bf16_32 "v_mfma_f32_32x32x16_bf16")
 set(_asm_mfma_gfx950_bf16_16 "v_mfma_f32_16x16x32_bf16")
 set(_asm_mfma_gfx950_fp8_32 "v_mfma_f32_32x32x64_f8f6f4")
@@ -73,7 +77,7 @@ set(_asm_lds_limit_gfx950 163840)
 # (BM / kWarpsM) x (BN / kWarpsN), covered by (WTM / aM) x (WTN / aN) atoms per atom K step and
 # BK / aK K steps per tile (kernel/block_gemm.hpp, mma_stage_fragments). An atom is one 16-byte
 # LDS chunk per lane and operand for bf16 (8 K per lane: aK = 8 * 64 / aM), two chunks for fp8
-# (32 K per lane: aK = 32 * 64 / aM). gfx950 runs each atom as one instruction; gfx942 as
+# (32 K per lane: aK = 32 * 64 / aM), one for the 32x32x32 fp8 atom (16 K per lane). gfx950 runs each atom as one instruction; gfx942 as
 # aK / (the instruction's K) instructions on the lane's halves or quarters (arch/cdna.hpp). So
 #   P = (WTM / aM) * (WTN / aN) * (BK / K_instruction).
 # Sets <prefix>_want (the instruction, "" = no MFMA expected), <prefix>_per_tile (P) and
@@ -86,7 +90,11 @@ function(asm_expected_mfma mangled arch prefix)
   if(arch STREQUAL "gfx942" AND mangled MATCHES "CdnaGfx950Only")
     set(trap_only TRUE)  # rule not-for-target: no MFMA, only the trap
   elseif(mangled MATCHES "conv_kernel|tap_reduce_kernel")
-    if(mangled MATCHES "AtomFp8")
+    if(mangled MATCHES "AtomFp8K32")
+      set(kind fp8k32)
+      set(am 32)
+      set(per_lane 16)
+    elseif(mangled MATCHES "AtomFp8")
       set(kind fp8)
       set(am 32)
       set(per_lane 32)

@@ -11,8 +11,8 @@
 // residuals, video, strided views, downsample, upsample phases) and over the shared case table's
 // (conv_cases.hpp) that the set's own tiles serve. Each case asserts, without a GPU too, that
 // which_kernel gives it the set's own tile (the cdna shape, field by field): where the set has
-// two wide tiles of one operand type (kernel/tile_rounds.hpp, the round rule: gfx942 bf16), the
-// one the rule names for the case's grid, and the seed shapes run both
+// two wide tiles of one operand type (kernel/tile_rounds.hpp, the round rule: gfx942 bf16 and fp8),
+// the one the rule names for the case's grid, and the seed shapes run both
 // (AmdTables.RoundRule checks the choice on every seed shape, the primary set's too). A build without a
 // set skips its cases (the NVIDIA wgmma build has neither; AMD has no gfx942 twin, gfx942's set
 // being its primary one, which the seed suite runs); on AMD the gfx950 set runs on a gfx950
@@ -86,10 +86,7 @@ WideTiles wide_tiles(TableSet s) {
     t.wide = fp8 ? tile_of<c::Gfx950WideShapeFp8>() : tile_of<c::Gfx950WideShape>();
     return t;
   }
-  if (fp8) {
-    t.wide = tile_of<c::WideShapeFp8>();
-    return t;
-  }
+  if (fp8) return pair_of<c::WideShapeFp8, c::WideFewRoundsShapeFp8>(1, kernel::kRoundTargetGfx942);
   return pair_of<c::WideShape, c::WideFewRoundsShape>(2, kernel::kRoundTargetGfx942);
 }
 // The tile the round rule names for an implicit-GEMM wide plan (its grid: plan.tiles blocks per

@@ -86,5 +86,16 @@ TEST(TileRounds, Gfx942SeedShapes) {
   EXPECT_EQ(few, 6);
 }
 
+// gfx942's fp8 pair (128x96x32 s3 on the 32x32x32 atom, 128x96x64 s2) has the bf16 pair's LDS
+// bytes and block shape, so the rule gives every grid the same choice as above.
+TEST(TileRounds, Gfx942Fp8PairHasTheBf16PairsResidency) {
+  EXPECT_EQ(kernel::pipeline_lds_bytes<cdna::WideShapeFp8>(1), kWideLds);
+  EXPECT_EQ(kernel::pipeline_lds_bytes<cdna::WideFewRoundsShapeFp8>(1), kFewLds);
+  static_assert(cdna::WideShapeFp8::BM == cdna::WideShape::BM && cdna::WideShapeFp8::BN == cdna::WideShape::BN &&
+                    cdna::WideFewRoundsShapeFp8::BM == cdna::WideShape::BM &&
+                    cdna::WideFewRoundsShapeFp8::BN == cdna::WideShape::BN,
+                "one grid for the four wide tiles");
+}
+
 }  // namespace
 }  // namespace vaeconv

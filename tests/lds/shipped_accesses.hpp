@@ -4,8 +4,8 @@
 // The tiles are kernel/tile_table.hpp's AMD table (kernel::cdna, which a host compile sees too),
 // bound to host stand-ins of arch::Cdna (64-lane waves) and of its atoms
 // (the layouts arch/cdna.hpp names: AtomBf16 = Mfma32x32x16Bf16, AtomBf16Narrow =
-// Mfma16x16x32Bf16, AtomFp8 = AtomFp8Narrow = Mfma32x32x64Fp8) in kernel::TilePolicy. The
-// addresses then come from the code the kernels run:
+// Mfma16x16x32Bf16, AtomFp8 = AtomFp8Narrow = Mfma32x32x64Fp8, AtomFp8K32 = Mfma32x32x32Fp8) in
+// kernel::TilePolicy. The addresses then come from the code the kernels run:
 //   stage_write   block_gemm.hpp flush_a/flush_b (and conv_kernel.hpp's element-wise store_lds,
 //                 the same addresses): thread t -> (row t / kChunksK + i * kRowStep, chunk
 //                 t % kChunksK) through SwizzledTile::offset, one ds_write_b128 per row i;
@@ -288,6 +288,7 @@ inline std::vector<AccessSet> shipped_cdna_accesses() {
   using Bf16 = layout::Mfma32x32x16Bf16;
   using Bf16Narrow = layout::Mfma16x16x32Bf16;
   using Fp8 = layout::Mfma32x32x64Fp8;
+  using Fp8K32 = layout::Mfma32x32x32Fp8;  // gfx942's fp8 wide tile (AtomFp8K32)
   std::vector<AccessSet> out;
   detail::conv_tile<WideShape, Bf16>("wide_bf16", out);
   detail::conv_tile<WideElementwiseShape, Bf16>("wide_elementwise_bf16", out);
@@ -296,7 +297,8 @@ inline std::vector<AccessSet> shipped_cdna_accesses() {
   detail::mainloop_accesses<CdnaPolicy<TapReduceShape, Bf16>>("tap_reduce_bf16", out);
   detail::tap_reduce_epilogue_accesses<CdnaPolicy<TapReduceShape, Bf16>, TapReducePatchCdna>(
       "tap_reduce_bf16", out);
-  detail::conv_tile<WideShapeFp8, Fp8>("wide_fp8", out);
+  detail::conv_tile<WideShapeFp8, Fp8K32>("wide_fp8", out);
+  detail::conv_tile<WideFewRoundsShapeFp8, Fp8>("wide_few_rounds_fp8", out);
   detail::conv_tile<WideElementwiseShapeFp8, Fp8>("wide_elementwise_fp8", out);
   detail::conv_tile<NarrowShapeFp8, Fp8>("narrow_fp8", out);
   detail::conv_tile<TinyShapeFp8, Fp8>("tiny_fp8", out);

@@ -63,7 +63,14 @@ using WideShape = TileShape<128, 96, 16, 4, 1, 3>;
 using WideFewRoundsShape = TileShape<128, 96, 32, 4, 1, 2>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
-using WideShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;
+// The fp8 wide tile: the bf16 one's LDS bytes, 32 e4m3 deep (32-byte rows) in three stages, 21
+// KiB, 3 blocks per CU, on gfx942's one-chunk 32x32x32 atom (arch/cdna.hpp AtomFp8K32; the
+// 32x32x64 atom's two chunks per lane need BK >= 64, whose three-stage tile is 42 KiB, 1 block).
+// Its few-rounds partner (tile_rounds.hpp) is the 64-deep two-stage tile (28 KiB, 2 blocks per
+// CU) on the 32x32x64 atom. Chosen by the CDNA model at the pessimistic end (docs/perf-notes.md,
+// issue 25 W6 and W9). Not measured on AMD hardware.
+using WideShapeFp8 = TileShape<128, 96, 32, 4, 1, 3>;
+using WideFewRoundsShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
@@ -71,7 +78,7 @@ using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
 // The element-wise gather (Cin not a multiple of 8: enc_conv_in, K = 27) keeps one 32-deep K
 // tile in two stages (no measurement or model row asks for another).
 using WideElementwiseShape = TileShape<128, 96, 32, 4, 1, 2>;
-using WideElementwiseShapeFp8 = WideShapeFp8;
+using WideElementwiseShapeFp8 = WideFewRoundsShapeFp8;  // 64 deep on the 32x32x64 atom
 
 // The gfx950 table (gfx950's 160 KiB of LDS and 64 banks; TableSet::kGfx950): gfx942's with the
 // wide tiles replaced by 256 x 96 blocks of four 64 x 96 wave tiles (six 32 x 32 atoms each: per
@@ -202,6 +209,9 @@ using Arch = arch::Current;
 #if defined(VAECONV_WIDE_WGMMA)
 using WideAtomBf16 = Arch::AtomWgmmaBf16<WideShape::WTN>;
 using WideAtomFp8 = Arch::AtomWgmmaFp8<WideShapeFp8::WTN>;
+#elif defined(VAECONV_BACKEND_HIP)
+using WideAtomBf16 = Arch::AtomBf16;
+using WideAtomFp8 = Arch::AtomFp8K32;  // gfx942's 32-deep fp8 wide tile (cdna::WideShapeFp8)
 #else
 using WideAtomBf16 = Arch::AtomBf16;
 using WideAtomFp8 = Arch::AtomFp8;
@@ -248,7 +258,12 @@ struct Tiles<DType::kFP8E4M3> {
       TapRowFp8>;
 #endif
   using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8>;
+#if defined(VAECONV_BACKEND_HIP)
+  using WideFewRounds = TilePolicy<WideFewRoundsShapeFp8, Arch, Arch::AtomFp8>;
+  static constexpr RoundTarget kRoundTarget = kRoundTargetGfx942;
+#else
   using WideFewRounds = void;
+#endif
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
@@ -315,7 +330,11 @@ struct Gfx942TwinTiles<DType::kBF16> : Tiles<DType::kBF16> {
 };
 template <>
 struct Gfx942TwinTiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
+  // NVIDIA's e4m3 atom (m16n16k32) takes the 32-deep wide tile as it is: one 16-byte chunk per
+  // lane, 32-byte rows, the LDS bytes and stages of gfx942's.
   using Wide = TilePolicy<cdna::WideShapeFp8, Arch, Arch::AtomFp8>;
+  using WideFewRounds = TilePolicy<cdna::WideFewRoundsShapeFp8, Arch, Arch::AtomFp8>;
+  static constexpr RoundTarget kRoundTarget = kRoundTargetGfx942;
   using TapReduce = TilePolicy<cdna::TapReduceShapeFp8, Arch, Arch::AtomFp8>;
 };
 struct ShippedTilesGfx942Twin {
