@@ -14,7 +14,11 @@ Reads the `clang --cuda-device-only -S` output of kernels/conv_instances.cpp for
     loop inside the main loop (the gather's tap carry) counts one trip per outer trip; both
     sides of a branch are counted (exec-masked code issues for any active lane);
   - the prologue (entry to the loop) and epilogue (loop exit to s_endpgm) as the shortest and
-    longest instruction paths through the acyclic block graph outside the loop;
+    longest instruction paths outside the loop through the acyclic block graph: the loops' back
+    edges removed by loop structure (`back_edges`), not by block index, so a rotated loop (the
+    epilogue's store loops) counts one trip; a branch to an empty label keeps its edge; a path
+    follows the structurizer's flow bits, so two stagings exclusive at run time (packed / fp32
+    slabs) are never summed;
   - the loads' waits (`loop_waits`): along the loop's longest path from its header (every load
     and refill issued, child loops once), run twice so the second trip sees the loads the first
     left in flight, each `s_waitcnt vmcnt(N)` requires every vector memory instruction but the N
@@ -291,17 +295,31 @@ def _parse_body(lines: List[Tuple[int, str]], name: str) -> List[Block]:
             continue
         parts = code.split(None, 1)
         blocks[-1].insts.append(Inst(parts[0], parts[1] if len(parts) > 1 else "", ln))
+    # A label with no instruction (LLVM leaves one where an empty block falls through, e.g.
+    # `.LBB_x:` right above the `s_endpgm` block) names the next block that has one: a branch
+    # to it must keep its edge, or the path that takes it never reaches the end.
+    alias: Dict[str, str] = {}
+    pending: List[str] = []
+    for b in blocks:
+        if b.insts or b.label == name:
+            for lab in pending:
+                alias[lab] = b.label
+            pending = []
+        else:
+            pending.append(b.label)
     blocks = [b for b in blocks if b.insts or b.label == name]
     for i, b in enumerate(blocks):
         b.index = i
     # successors
     labels = {b.label: b for b in blocks}
+    for lab, to in alias.items():
+        labels[lab] = labels[to]
     for i, b in enumerate(blocks):
         last = b.insts[-1] if b.insts else None
         if last is not None and last.mnemonic.startswith(("s_branch", "s_cbranch")):
             tgt = last.operands.split()[0]
             if tgt in labels:
-                b.succ.append(tgt)
+                b.succ.append(labels[tgt].label)
             if last.mnemonic.startswith("s_cbranch") and i + 1 < len(blocks):
                 b.succ.append(blocks[i + 1].label)
         elif last is not None and last.mnemonic == "s_endpgm":
@@ -390,43 +408,154 @@ def find_main_loop(blocks: List[Block]) -> List[int]:
     return list(range(a, z + 1))
 
 
+def back_edges(blocks: List[Block]) -> set:
+    """The loops' back edges (i, j) of the whole function: the edges a depth-first search from
+    the entry block takes to a block still on its stack. In a reducible graph (what LLVM emits)
+    these are the edges whose target dominates their source, whatever the search order and
+    wherever LLVM lays the blocks out: a rotated loop, whose exiting block sits above its
+    header, keeps its exit edge. Without them the graph is acyclic: every loop outside the main
+    loop counts one trip."""
+    idx = {b.label: b.index for b in blocks}
+    succ = [[idx[s] for s in b.succ] for b in blocks]
+    back = set()
+    state: Dict[int, int] = {0: 1}   # 1: on the stack, 2: finished
+    stack = [(0, iter(succ[0]))] if blocks else []
+    while stack:
+        node, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            state[node] = 2
+            stack.pop()
+        elif state.get(nxt) == 1:
+            back.add((node, nxt))
+        elif nxt not in state:
+            state[nxt] = 1
+            stack.append((nxt, iter(succ[nxt])))
+    return back
+
+
+_FLOW_TEST = re.compile(r"^vcc,\s*exec,\s*(s\[\d+:\d+\])$")
+
+
+def _flow_registers(blocks: List[Block]) -> Tuple[str, ...]:
+    """The SGPR pairs that AMDGPU's structurized control flow tests as `s_and_b64 vcc, exec,
+    s[a:b]` before a uniform `s_cbranch_vccz/vccnz`: the flow bits that say which of two
+    exclusive regions ran."""
+    regs = set()
+    for b in blocks:
+        for ins in b.insts:
+            if ins.mnemonic == "s_and_b64":
+                m = _FLOW_TEST.match(ins.operands.strip())
+                if m:
+                    regs.add(m.group(1))
+    return tuple(sorted(regs))
+
+
+def _flow_after(insts: List[Inst], regs: Tuple[str, ...], state: Tuple) -> Tuple:
+    """The flow registers' known values (0, -1 or None) after `insts`: an s_mov_b64 of 0 or -1
+    sets one, any other write to it forgets it."""
+    if not regs:
+        return state
+    vals = list(state)
+    for ins in insts:
+        dest = ins.operands.split(",")[0].strip()
+        if dest in regs:
+            k = regs.index(dest)
+            src = ins.operands.split(",")[1].strip() if "," in ins.operands else ""
+            vals[k] = int(src) if ins.mnemonic == "s_mov_b64" and src in ("0", "-1") else None
+    return tuple(vals)
+
+
+def _flow_successors(blocks: List[Block], idx: Dict[str, int], i: int, succ: List[int],
+                     regs: Tuple[str, ...], state: Tuple) -> List[int]:
+    """The successors a path can take out of block i: where the block ends in a uniform
+    vccz/vccnz branch on a flow register whose value the path set, only the side it selects."""
+    insts = blocks[i].insts
+    if not regs or not insts or insts[-1].mnemonic not in ("s_cbranch_vccz", "s_cbranch_vccnz"):
+        return succ
+    for ins in reversed(insts[:-1]):
+        if ins.operands.split(",")[0].strip() != "vcc":
+            continue
+        m = _FLOW_TEST.match(ins.operands.strip()) if ins.mnemonic == "s_and_b64" else None
+        if not m or state[regs.index(m.group(1))] is None:
+            return succ
+        vcc_zero = state[regs.index(m.group(1))] == 0   # exec is not empty here
+        taken = vcc_zero if insts[-1].mnemonic == "s_cbranch_vccz" else not vcc_zero
+        target = idx.get(blocks[i].succ[0]) if blocks[i].succ else None
+        fall = i + 1 if i + 1 < len(blocks) else None
+        pick = target if taken else fall
+        return [j for j in succ if j == pick]
+    return succ
+
+
 def _path_counts(blocks: List[Block], start: int, stop: set, exclude: set, target: str,
-                 longest: bool) -> Counts:
+                 longest: bool, back: Optional[set] = None) -> Counts:
     """Instruction counts along the shortest or longest path from block `start` to a block in
     `stop` (when `stop` is empty: to a block ending in s_endpgm), through blocks not in
-    `exclude`, forward edges only (back edges of loops outside the main loop: one trip).
-    Paths that never reach the target do not count."""
+    `exclude`, over the function's acyclic graph (`back_edges` removed: a loop outside the main
+    loop, its store loops included, counts one trip; block order plays no part). A path is
+    feasible for AMDGPU's structurized flow: a uniform vccz/vccnz test of a flow register the
+    path itself set to 0 or -1 takes the side that value selects, so a launch's exclusive
+    alternatives (the epilogue's packed staging and its fp32 slabs) are never summed. Paths that
+    never reach the target do not count."""
+    if back is None:
+        back = back_edges(blocks)
     idx = {b.label: b.index for b in blocks}
     n = len(blocks)
-    best_len: List[Optional[int]] = [None] * n
-    nxt: List[Optional[int]] = [None] * n
-    for i in range(n - 1, -1, -1):
-        if i in exclude:
-            continue
+    regs = _flow_registers(blocks)
+    dag = [[j for j in (idx[s] for s in blocks[i].succ)
+            if (i, j) not in back and (j not in exclude or j in stop)] for i in range(n)]
+
+    def is_end(i: int) -> bool:
+        return i in stop or (not stop and bool(blocks[i].insts)
+                             and blocks[i].insts[-1].mnemonic == "s_endpgm")
+
+    memo: Dict[Tuple, List[Tuple]] = {}
+
+    def nexts(node):
+        if node not in memo:
+            i, st = node
+            out = _flow_after(blocks[i].insts, regs, st)
+            memo[node] = [] if is_end(i) else \
+                [(j, out) for j in _flow_successors(blocks, idx, i, dag[i], regs, out)]
+        return memo[node]
+
+    # post-order of the (block, flow state) pairs reachable from start: successors first
+    first = (start, tuple([None] * len(regs)))
+    order = []
+    seen = {first}
+    walk = [(first, iter(nexts(first)))]
+    while walk:
+        node, it = walk[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            order.append(node)
+            walk.pop()
+        elif nxt not in seen:
+            seen.add(nxt)
+            walk.append((nxt, iter(nexts(nxt))))
+    best: Dict[Tuple, int] = {}
+    follow: Dict[Tuple, Tuple] = {}
+    for node in order:
+        i = node[0]
         if i in stop:
-            best_len[i] = 0
+            best[node] = 0
             continue
         own = len(blocks[i].insts)
-        if not stop and blocks[i].insts and blocks[i].insts[-1].mnemonic == "s_endpgm":
-            best_len[i] = own
+        if is_end(i):
+            best[node] = own
             continue
-        cand = []
-        for s in blocks[i].succ:
-            j = idx[s]
-            if j > i and best_len[j] is not None and (j not in exclude or j in stop):
-                cand.append((best_len[j], j))
+        cand = [(best[m], m[0], m) for m in nexts(node) if m in best]
         if not cand:
             continue  # cannot reach the target
         pick = max(cand) if longest else min(cand)
-        best_len[i] = own + pick[0]
-        nxt[i] = pick[1]
+        best[node] = own + pick[0]
+        follow[node] = pick[2]
     c = Counts()
-    if best_len[start] is None:
-        return c
-    i: Optional[int] = start
-    while i is not None and i not in stop:
-        c.add(count_insts(blocks[i].insts, target))
-        i = nxt[i]
+    node: Optional[Tuple] = first if first in best else None
+    while node is not None and node[0] not in stop:
+        c.add(count_insts(blocks[node[0]].insts, target))
+        node = follow.get(node)
     return c
 
 
@@ -564,18 +693,18 @@ def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str,
     k.loop_counts = lc
     k.loop_waits, k.loop_mfma, k.loop_barriers = loop_waits(loop_path(blocks, loop))
     loop_set = set(loop)
+    back = back_edges(blocks)
     # prologue: entry -> the loop; epilogue: first block after the loop -> end
-    k.prologue = (_path_counts(blocks, 0, loop_set, set(), target, False),
-                  _path_counts(blocks, 0, loop_set, set(), target, True))
-    exits = sorted({blocks.index(next(b for b in blocks if b.label == s)) for i in loop
-                    for s in blocks[i].succ
-                    if next(b for b in blocks if b.label == s).index not in loop_set})
+    k.prologue = (_path_counts(blocks, 0, loop_set, set(), target, False, back),
+                  _path_counts(blocks, 0, loop_set, set(), target, True, back))
+    idx = {b.label: b.index for b in blocks}
+    exits = sorted({idx[s] for i in loop for s in blocks[i].succ if idx[s] not in loop_set})
     if exits:
-        # the first exit from which the end is reached forward (an exit into a block that
-        # jumps back, e.g. to the loop's preheader, gives no path)
+        # the first exit from which the end is reached without a back edge (an exit into a
+        # block that jumps back, e.g. to an enclosing loop's header, gives no path)
         for e in exits:
-            k.epilogue = (_path_counts(blocks, e, set(), loop_set, target, False),
-                          _path_counts(blocks, e, set(), loop_set, target, True))
+            k.epilogue = (_path_counts(blocks, e, set(), loop_set, target, False, back),
+                          _path_counts(blocks, e, set(), loop_set, target, True, back))
             if k.epilogue[1].instructions > 0:
                 break
     else:

@@ -522,7 +522,9 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
       "per K tile. For the element-wise gather (Cin = 3) that is most of the loop: pessimistic "
       "for it.")
     a("- The prologue and epilogue are the longest instruction path outside the loop (the path "
-      "that stores the whole tile); each waits for one global round trip. Optimistic: they overlap "
+      "that stores the whole tile; loops outside the main loop, the epilogue's store loops "
+      "among them, one trip; of the two stagings exclusive at run time the longer, the fp32 "
+      "slabs where a kernel has both); each waits for one global round trip. Optimistic: they overlap "
       "other blocks' main loops except in the first and last round; pessimistic and nominal: "
       "every round pays them in series.")
     a("- A K tile's global loads are issued `stages - 1` tiles ahead (2 stages: one tile). The "

@@ -120,6 +120,43 @@ class AsmFrontEnd(unittest.TestCase):
         self.assertEqual(long_.instructions, 4)      # the storing path
         self.assertEqual(long_.global_store_bytes, 64 * 16)
 
+    def test_epilogue_paths_of_a_structurized_staging(self):
+        # The shape of the shipped epilogues (gfx950 256x96 kernels): two exclusive stagings
+        # chosen at run time, laid out in sequence by AMDGPU's structurizer behind a flow bit
+        # s[0:1]. The packed one stores and sets the bit to 0; the flow block then branches to an
+        # empty label that falls through to s_endpgm. The fp32 slab one stages through LDS and
+        # stores in a rotated row loop (its exiting block above its header).
+        mf = "\tv_mfma_f32_32x32x16_bf16 v[32:47], v[16:19], v[20:23], v[32:47]"
+        lines = [f"{NAME}:", "; %bb.0:", "\tv_mov_b32_e32 v1, 0",
+                 ".LBB0_1:                                ; =>This Loop Header: Depth=1",
+                 "\ts_barrier", mf, "\ts_cbranch_scc1 .LBB0_1",
+                 "; %bb.2:", "\ts_mov_b64 s[0:1], -1", "\ts_and_b64 vcc, exec, s[4:5]",
+                 "\ts_cbranch_vccnz .LBB0_4",
+                 "; %bb.3:", "\tv_cvt_pk_bf16_f32 v0, v16, v17",
+                 "\tglobal_store_dwordx4 v[0:1], v[16:19], off", "\ts_mov_b64 s[0:1], 0",
+                 ".LBB0_4:", "\ts_and_b64 vcc, exec, s[0:1]", "\ts_cbranch_vccz .LBB0_8",
+                 "; %bb.5:", "\tds_write_b32 v2, v16", "\ts_branch .LBB0_7",
+                 ".LBB0_6:                                ;   in Loop: Header=BB0_7 Depth=1",
+                 "\ts_cbranch_execz .LBB0_9",
+                 ".LBB0_7:                                ; =>This Loop Header: Depth=1",
+                 "\tglobal_store_dword v[0:1], v3, off", "\tv_add_u32_e32 v3, 1, v3",
+                 "\ts_branch .LBB0_6",
+                 ".LBB0_8:", ".LBB0_9:", "\ts_endpgm"]
+        body = [(i + 1, t) for i, t in enumerate(lines[1:])]
+        k = cdna_asm.analyse(NAME, "gfx950", body, {})
+        self.assertEqual(k.loop_blocks, [".LBB0_1"])
+        short, long_ = k.epilogue
+        # longest: the slab staging and one trip of its rotated store loop (a walk forward by
+        # block index never gets out of that loop)
+        self.assertEqual(long_.instructions, 3 + 2 + 2 + 3 + 1 + 1)
+        self.assertEqual(long_.lds_write_bytes, 64 * 4)
+        self.assertEqual(long_.global_store_bytes, 64 * 4)
+        # shortest: the packed staging, which reaches the end only through the empty label
+        self.assertEqual(short.instructions, 3 + 3 + 2 + 1)
+        self.assertEqual(short.global_store_bytes, 64 * 16)
+        self.assertEqual(short.lds_write_bytes, 0)
+        # never both: the flow bit the packed staging cleared sends it to the end
+
     def test_backedge_fallback_without_comments(self):
         text = "\n".join(l.split(";")[0].rstrip() if l.startswith((".LBB", ";")) else l
                          for l in SNIPPET.split("\n") if not l.strip().startswith("; =>")
@@ -379,6 +416,10 @@ class EndToEnd(unittest.TestCase):
                 peak = machines.const(t, "peak_flops_fp8" if r["plan"]["dtype"] == "fp8"
                                       else "peak_flops_bf16")
                 self.assertLess(executed / (r["pred"].opt.time_us * 1e-6), peak, r["plan"]["id"])
+                # every planned kernel's epilogue is read: a path from the loop's exit to the
+                # end that stores the tile
+                epi = r["kernel"].epilogue[1]
+                self.assertGreater(epi.global_store_bytes, 0, (t, r["plan"]["id"]))
             for key in ("bf16_58_ms", "fp8_58_ms", "bf16_hot1328_ms"):
                 self.assertTrue(math.isfinite(js[t][key]))
         # each video conv paired with the instance of its own A loader in that target's
