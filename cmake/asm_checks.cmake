@@ -17,6 +17,7 @@
 #                   `offen`, soffset the inline constant 0, no `offset:` immediate;
 #   buffer-rsrc-word3  the 4th SGPR of every buffer resource holds 0x20000 on every path to the
 #                   instruction: a must-dataflow over the CFG of `s_mov_b32 <s>, 0x20000`, SGPR
+#                   selects (`s_cselect_b32`: known where both operands are 0x20000 or known), SGPR
 #                   copies (s_mov_b32/b64) and every other SGPR write (scalar destinations,
 #                   v_readfirstlane/v_readlane/v_cmp_*_e64 destinations, VOP3b carry-outs);
 #   buffer-waterfall   no buffer instruction inside a loop closed by s_cbranch_execnz (the
@@ -46,8 +47,8 @@
 #   prefetch-distance  a register-staged conv kernel (arch Cdna / CdnaGfx950Only, vector gather)
 #                   of three or more stages keeps two K tiles in flight: no s_waitcnt vmcnt(0) in
 #                   a loop that holds MFMAs (the flush of a staging slot waits for that slot's
-#                   tile only, kernel/block_gemm.hpp's steady trips). The cached and temporal
-#                   copies, which wait for their two views' loads inside issue(), are exempt;
+#                   tile only, kernel/block_gemm.hpp's steady trips), the cached and temporal
+#                   copies' too (kernel/cached_frames.hpp: copy_a_either does not wait at issue);
 #   cfg             the checker could not follow the control flow (unknown label, indirect jump).
 #
 # mfma-count in full: blocks are attributed to their innermost loop by LLVM's verbose-asm loop
@@ -145,11 +146,20 @@ set(_asm_vop3b "_co_|mad_[iu]64_[iu]32|div_scale")
 # `s_mov_b32 <s>, 0x20000` and, transitively, of SGPR copies from them. Only their writes matter
 # to the word-3 dataflow.
 function(asm_word3_registers file out)
-  file(STRINGS "${file}" movs REGEX "^\ts_mov_b(32 s[0-9]+, (0x20000|131072|s[0-9]+)|64 s\\[[0-9]+:[0-9]+\\], s\\[[0-9]+:[0-9]+\\])$")
+  file(STRINGS "${file}" movs REGEX "^\t(s_mov_b(32 s[0-9]+, (0x20000|131072|s[0-9]+)|64 s\\[[0-9]+:[0-9]+\\], s\\[[0-9]+:[0-9]+\\])|s_cselect_b32 s[0-9]+, (0x20000|131072|s[0-9]+), (0x20000|131072|s[0-9]+))$")
   set(regs "")
   set(copies "")
   foreach(m IN LISTS movs)
-    if(m MATCHES "s_mov_b32 s([0-9]+), (0x20000|131072)$")
+    if(m MATCHES "s_cselect_b32 s([0-9]+), ([^,]+), (.+)$")  # a select of two views' resources
+      set(d ${CMAKE_MATCH_1})
+      foreach(o "${CMAKE_MATCH_2}" "${CMAKE_MATCH_3}")
+        if(o MATCHES "^s([0-9]+)$")
+          list(APPEND copies "${d}<${CMAKE_MATCH_1}")
+        else()
+          list(APPEND regs ${d})
+        endif()
+      endforeach()
+    elseif(m MATCHES "s_mov_b32 s([0-9]+), (0x20000|131072)$")
       list(APPEND regs ${CMAKE_MATCH_1})
     elseif(m MATCHES "s_mov_b32 s([0-9]+), s([0-9]+)$")
       list(APPEND copies "${CMAKE_MATCH_1}<${CMAKE_MATCH_2}")
@@ -233,6 +243,16 @@ macro(_asm_simulate_word3 b report)
         list(REMOVE_DUPLICATES kset)
       else()
         list(REMOVE_ITEM kset ${CMAKE_MATCH_1})
+      endif()
+    elseif(ev MATCHES "^S([0-9]+)<(K|[0-9]+)<(K|[0-9]+)$")
+      set(_w3_d ${CMAKE_MATCH_1})
+      set(_w3_a ${CMAKE_MATCH_2})
+      set(_w3_b ${CMAKE_MATCH_3})
+      if((_w3_a STREQUAL "K" OR _w3_a IN_LIST kset) AND (_w3_b STREQUAL "K" OR _w3_b IN_LIST kset))
+        list(APPEND kset ${_w3_d})
+        list(REMOVE_DUPLICATES kset)
+      else()
+        list(REMOVE_ITEM kset ${_w3_d})
       endif()
     elseif(ev MATCHES "^U([0-9]+)@([0-9]+)$" AND ${report})
       if(NOT CMAKE_MATCH_1 IN_LIST kset)
@@ -565,6 +585,17 @@ function(asm_check_file file arch problems_var)
           if(NOT op MATCHES "${_asm_no_sdst}" AND _asm_w3_hit_${d0}_${d1})
             if(op STREQUAL "s_mov_b32" AND rest MATCHES "^[ \t]*(0x20000|131072)$")
               list(APPEND _b${blk}_kev "M${d0}")
+            elseif(op STREQUAL "s_cselect_b32" AND
+                   rest MATCHES "^[ \t]*(0x20000|131072|s[0-9]+), (0x20000|131072|s[0-9]+)$")
+              # a select of two views' resources (kernel/cached_frames.hpp: copy_a_either):
+              # word 3 is known when both operands are (K: the constant)
+              set(sa "${CMAKE_MATCH_1}")
+              set(sb "${CMAKE_MATCH_2}")
+              string(REGEX REPLACE "^(0x20000|131072)$" "K" sa "${sa}")
+              string(REGEX REPLACE "^(0x20000|131072)$" "K" sb "${sb}")
+              string(REGEX REPLACE "^s" "" sa "${sa}")
+              string(REGEX REPLACE "^s" "" sb "${sb}")
+              list(APPEND _b${blk}_kev "S${d0}<${sa}<${sb}")
             elseif(op STREQUAL "s_mov_b32" AND rest MATCHES "^[ \t]*s([0-9]+)$")
               list(APPEND _b${blk}_kev "C${d0}<${CMAKE_MATCH_1}")
             elseif(op STREQUAL "s_mov_b64" AND rest MATCHES "^[ \t]*s\\[([0-9]+):[0-9]+\\]$")
@@ -702,8 +733,7 @@ function(asm_check_file file arch problems_var)
         set(k_two_ahead FALSE)
         if(NOT k_trap_only AND fn_name MATCHES "conv_kernelINS0_10TilePolicyINS0_9TileShapeILi[0-9]+ELi[0-9]+ELi[0-9]+ELi[0-9]+ELi[0-9]+ELi([0-9]+)E"
            AND CMAKE_MATCH_1 GREATER_EQUAL 3 AND fn_name MATCHES "arch(4CdnaE|14CdnaGfx950OnlyE)"
-           AND fn_name MATCHES "ELb1EEEvNS0_10ConvParamsE$"
-           AND NOT fn_name MATCHES "CachedCausalGeometry|TemporalGeometry")
+           AND fn_name MATCHES "ELb1EEEvNS0_10ConvParamsE$")
           set(k_two_ahead TRUE)
         endif()
       endif()

@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "vaeconv/conv/conv_args.hpp"
+#include "vaeconv/kernel/cached_frames.hpp"
 #include "vaeconv/kernel/dispatch.hpp"
 
 namespace vaeconv {
@@ -113,6 +115,115 @@ void check_gather_walk(const ConvDesc& d, const PackedWeightsInfo& w, const kern
   if (d.cache_frames > 0) {
     EXPECT_GT(from_cache, 0);
   }
+}
+
+// copy_a_either on AMD's buffer views, emulated: a wave of 64 lanes whose wave_any / wave_all are
+// the ballot of the wave's from_cache (computed here from every lane's gather, as the hardware
+// does), views that return zeros out of range or where a lane's load is invalid, and 16-byte
+// chunks that OR like the staging registers. `lie` makes the vote claim agreement where the
+// lanes disagree (the one-view path with the first lane's view): a negative control.
+struct EmulatedView {  // no `base` member: copy_a_either takes the buffer-view path
+  const uint8_t* mem;
+  uint32_t bytes;
+};
+struct Chunk16 {
+  uint32_t w[4];
+  Chunk16& operator|=(const Chunk16& o) {
+    for (int j = 0; j < 4; ++j) w[j] |= o.w[j];
+    return *this;
+  }
+};
+struct EmulatedWaveArch {
+  static inline bool any = false, all = false;  // the current wave's vote
+  template <int N>
+  struct Slot {
+    Chunk16 v[N];
+  };
+  template <int N>
+  static void load(Slot<N>& s, int i, void*, EmulatedView v, uint32_t offset, bool valid) {
+    Chunk16 c{};
+    if (valid && offset <= v.bytes && v.bytes - offset >= 16) std::memcpy(&c, v.mem + offset, 16);
+    s.v[i] = c;
+  }
+  static bool wave_any(bool) { return any; }
+  static bool wave_all(bool) { return all; }
+};
+template <int kRows, int kStep>
+struct EmulatedGemm {
+  static constexpr int kRowsA = kRows, kRowStep = kStep;
+  struct Tile {
+    static int offset(int, int) { return 0; }
+  };
+  static char* stage_a(char* smem, int) { return smem; }
+};
+struct EitherCopyCounts {
+  int64_t one_view_waves = 0, mixed_waves = 0, rows = 0, wrong_rows = 0;
+};
+
+// Runs copy_a_either for every block, wave, lane and K tile of Gather<kRows, kRowStep, BK,
+// kElemBytes> (a BM x BK tile of kThreads threads) over random bytes of x and the cache, and
+// checks each row's chunk against the 16 bytes at the gather's offset in the view it names (zeros
+// where the row does not exist). x_base(b): block b's x view (elements); the cache's is b.n * cache_sn.
+template <template <int, int, int, int> class Gather, int BM, int BK, int kThreads,
+          int kElemBytes, class XBase>
+EitherCopyCounts check_either_copy(const ConvDesc& d, const kernel::ConvParams& p, XBase x_base,
+                                   bool lie = false) {
+  constexpr int kChunkElems = 16 / kElemBytes, kChunks = BK / kChunkElems;
+  constexpr int kRowStep = kThreads / kChunks, kRows = BM / kRowStep, kWave = 64;
+  static_assert(kThreads % kWave == 0, "whole waves");
+  using G = Gather<kRows, kRowStep, BK, kElemBytes>;
+  using Gemm = EmulatedGemm<kRows, kRowStep>;
+  using Arch = EmulatedWaveArch;
+  // Random nonzero bytes, with room past the views' ends (a load there must come back zero).
+  std::mt19937 rng(1234);
+  auto bytes_of = [&](size_t n) {
+    std::vector<uint8_t> v(n + 4096);
+    for (auto& b : v) b = uint8_t(1 + rng() % 255);
+    return v;
+  };
+  const std::vector<uint8_t> x = bytes_of(size_t(d.in_elements()) * kElemBytes),
+                             cache = bytes_of(size_t(d.n * d.cache_strides.n) * kElemBytes);
+  const int k_tiles = (p.k + BK - 1) / BK;
+  EitherCopyCounts n;
+  char smem[16];
+  for (int by = 0; by < d.n * d.out_t(); ++by)
+    for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
+      const kernel::BlockCoord b = kernel::block_coord(p, bx, by, BM, 32);
+      const EmulatedView vx{x.data() + x_base(b) * kElemBytes, p.x_view_bytes};
+      const EmulatedView vc{cache.data() + int64_t(b.n) * p.cache_sn * kElemBytes,
+                            p.cache_view_bytes};
+      std::vector<G> g(kThreads);
+      for (int tid = 0; tid < kThreads; ++tid) g[tid].init(p, b, tid / kChunks, tid % kChunks);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        for (int w0 = 0; w0 < kThreads; w0 += kWave) {
+          int cached = 0;
+          for (int l = 0; l < kWave; ++l) cached += g[w0 + l].from_cache;
+          Arch::any = cached > 0;
+          Arch::all = cached == kWave;
+          ++(Arch::any == Arch::all ? n.one_view_waves : n.mixed_waves);
+          if (lie) Arch::all = Arch::any = g[w0].from_cache;
+          for (int l = 0; l < kWave; ++l) {
+            const int tid = w0 + l;
+            typename Arch::template Slot<kRows> sl;
+            std::memset(&sl, 0xA5, sizeof sl);  // poison
+            kernel::copy_a_either<Arch, Gemm>(sl, smem, 0, tid / kChunks, tid % kChunks, g[tid],
+                                             vc, vx);
+            for (int i = 0; i < kRows; ++i) {
+              Chunk16 want{};
+              if (g[tid].exists(i)) {
+                const EmulatedView& v = g[tid].from_cache ? vc : vx;
+                EXPECT_LE(uint64_t(g[tid].offset(i)) + 16, v.bytes) << d.to_string();
+                std::memcpy(&want, v.mem + g[tid].offset(i), 16);
+              }
+              ++n.rows;
+              n.wrong_rows += std::memcmp(&want, &sl.v[i], 16) != 0;
+            }
+          }
+        }
+        for (auto& gi : g) gi.advance(p);
+      }
+    }
+  return n;
 }
 
 }  // namespace cached_frames_checks

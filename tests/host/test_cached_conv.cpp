@@ -134,6 +134,48 @@ TEST(CachedConvGather, CacheWithItsOwnFrameStrides) {
   check_cached_gather<32, 32, 64, 2>(d, s);
 }
 
+// copy_a_either on buffer views (AMD), emulated per wave (cached_frames_checks.hpp): a wave whose
+// lanes all read one view takes one load per row from it, a wave of both views both loads OR-ed;
+// every row's 16 bytes equal the view's bytes at the gather's offset. Cin 96 with BK 64 (1.5 taps
+// per tile) has waves of both views at the cache/x boundary, Cin 96 with BK 32 none.
+template <int BM, int BK, int kThreads, int kElemBytes>
+cached_frames_checks::EitherCopyCounts either_copy(ConvDesc d, bool lie = false) {
+  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+  EXPECT_TRUE(d.validate().ok()) << d.validate().to_string();
+  PackedWeightsInfo w;
+  EXPECT_TRUE(packed_info_for(d, &w).ok());
+  ConvArgs a;
+  a.weights.info = w;
+  a.cache = reinterpret_cast<const void*>(uintptr_t(0x1000));
+  const kernel::ConvParams p = make_params(d, a, BM, 32);
+  return cached_frames_checks::check_either_copy<kernel::CachedConvGather, BM, BK, kThreads,
+                                                 kElemBytes>(
+      d, p, [&](const kernel::BlockCoord& b) { return kernel::input_view_offset(p, b); }, lie);
+}
+
+TEST(CachedConvEitherCopy, OneViewPerWaveWhereTheLanesAgree) {
+  int64_t mixed_fp8 = 0;
+  for (int c = 1; c <= 2; ++c)
+    for (int64_t t : {1, 2, 4}) {
+      const ConvDesc d = ConvDesc::causal3x3x3_cached(2, t, 3, 5, 96, 8, c);
+      const auto fp8 = either_copy<64, 64, 128, 1>(d);  // 1.5 taps per K tile
+      EXPECT_EQ(fp8.wrong_rows, 0) << d.to_string();
+      EXPECT_GT(fp8.one_view_waves, 0);
+      mixed_fp8 += fp8.mixed_waves;
+      const auto bf16 = either_copy<64, 32, 128, 2>(d);  // 3 K tiles per tap
+      EXPECT_EQ(bf16.wrong_rows, 0) << d.to_string();
+      EXPECT_GT(bf16.one_view_waves, 0);
+      EXPECT_EQ(bf16.mixed_waves, 0) << "Cin % BK == 0: every K tile lies in one tap";
+      EXPECT_GT(fp8.rows + bf16.rows, 0);
+    }
+  EXPECT_GT(mixed_fp8, 0) << "no K tile straddled the cache/x boundary: the mixed path is untested";
+  // Negative control: a vote that claims agreement where the lanes disagree reads wrong rows.
+  const auto lie = either_copy<64, 64, 128, 1>(ConvDesc::causal3x3x3_cached(1, 2, 3, 5, 96, 8, 2),
+                                               /*lie=*/true);
+  EXPECT_GT(lie.mixed_waves, 0);
+  EXPECT_GT(lie.wrong_rows, 0);
+}
+
 struct Call {
   ConvDesc d = ConvDesc::causal3x3x3_cached(1, 4, 16, 16, 32, 64, 2);
   ConvArgs a;

@@ -112,6 +112,44 @@ TEST(TemporalConvGather, EveryBlockThreadAndKTile) {
 }
 
 // Packed column k = kt * Cin + ci holds PyTorch's w[co][ci][kt][0][0].
+// copy_a_either on buffer views (AMD), emulated per wave (cached_frames_checks.hpp): the temporal
+// conv's lanes take their time tap from their chunk, so a K tile of Cin 96 with BK 64 holds lanes
+// of two taps: the waves at the cache/x boundary read both views, the others one.
+template <int BM, int BK, int kThreads, int kElemBytes>
+cached_frames_checks::EitherCopyCounts temporal_either_copy(ConvDesc d) {
+  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+  EXPECT_TRUE(d.validate().ok()) << d.validate().to_string();
+  PackedWeightsInfo w;
+  EXPECT_TRUE(packed_info_for(d, &w).ok());
+  ConvArgs a;
+  a.weights.info = w;
+  if (d.cache_frames) a.cache = reinterpret_cast<const void*>(uintptr_t(0x1000));
+  const kernel::ConvParams p = make_params(d, a, BM, 32);
+  return cached_frames_checks::check_either_copy<kernel::TemporalGather, BM, BK, kThreads,
+                                                 kElemBytes>(
+      d, p, [&](const kernel::BlockCoord& b) {
+        return int64_t(b.n) * p.in_sn + int64_t(kernel::temporal_view_frame(p, b)) * p.in_st;
+      });
+}
+
+TEST(TemporalConvEitherCopy, OneViewPerWaveWhereTheLanesAgree) {
+  int64_t mixed = 0;
+  for (int stride : {1, 2})
+    for (int c = 0; c <= (stride == 1 ? 2 : 1); ++c)
+      for (int64_t t : {3, 4, 7}) {
+        const ConvDesc d = ConvDesc::temporal3x1x1(2, t, 3, 5, 96, 16, stride, c);
+        const auto fp8 = temporal_either_copy<64, 64, 128, 1>(d);
+        EXPECT_EQ(fp8.wrong_rows, 0) << d.to_string();
+        EXPECT_GT(fp8.one_view_waves, 0);
+        mixed += fp8.mixed_waves;
+        const auto bf16 = temporal_either_copy<64, 32, 128, 2>(d);
+        EXPECT_EQ(bf16.wrong_rows, 0) << d.to_string();
+        EXPECT_EQ(bf16.mixed_waves, 0) << "Cin % BK == 0: every K tile lies in one tap";
+        EXPECT_GT(fp8.rows + bf16.rows, 0);
+      }
+  EXPECT_GT(mixed, 0) << "no K tile straddled the cache/x boundary: the mixed path is untested";
+}
+
 TEST(TemporalConvPacking, TimeTapsThenChannels) {
   const ConvDesc d = ConvDesc::temporal3x1x1(1, 2, 4, 4, 16, 8, 1, 2);
   const auto w = random_values(size_t(8 * 16 * 3), 2);

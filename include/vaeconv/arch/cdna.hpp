@@ -120,6 +120,25 @@ struct Cdna {
 #endif
   }
 
+  // Whether any / every active lane of the wave holds b, as a wave-uniform answer (a ballot in
+  // scalar registers). A copy from one of two views per lane (kernel/cached_frames.hpp:
+  // copy_a_either) picks the view once for the wave (uniform, so no waterfall loop), and each row
+  // is one load into its staging register that stays in flight until the flush.
+  VAECONV_DEVICE static bool wave_any(bool b) {
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__
+    return __builtin_amdgcn_ballot_w64(b) != 0;
+#else
+    return b;
+#endif
+  }
+  VAECONV_DEVICE static bool wave_all(bool b) {
+#if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__
+    return __builtin_amdgcn_ballot_w64(!b) == 0;
+#else
+    return b;
+#endif
+  }
+
   // v, the same in every lane of the wave, in a scalar register (s_readfirstlane).
   VAECONV_DEVICE static int wave_uniform(int v) {
 #if defined(__HIP_DEVICE_COMPILE__) && __HIP_DEVICE_COMPILE__

@@ -17,10 +17,14 @@
 // thread reads its K position from one of the two views (CachedConvGather::from_cache).
 //
 // The copy picks the view per thread (CopyA): a pointer select where a view is a pointer
-// (NVIDIA, host passes); on AMD a view is a wave-uniform buffer descriptor, and picking one per
-// lane would need a waterfall loop, so both views are loaded with the other one's lanes out of
-// range (buffer loads return 0 there) and the two results OR-ed: twice the A load instructions,
-// the same bytes from memory. Only the cached instances pay it.
+// (NVIDIA, host passes). On AMD a view is a wave-uniform buffer descriptor (a per-lane one would
+// need a waterfall loop), so the wave votes: where all its lanes read one view (every K tile when
+// Cin % BK == 0, all but the tile straddling the cache/x boundary otherwise) that view is picked
+// in scalar registers and each row is one load; where they differ, each row is loaded from the
+// cache's view (x's lanes out of range: buffer loads return 0 there) and then, under x's lanes'
+// exec mask, from x's view into the same register. Either way the loads stay in flight until the
+// flush (no merge of two results at issue, which would wait for them there), so the register-
+// staged loop keeps its tiles ahead for these copies too.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -114,18 +118,31 @@ VAECONV_DEVICE VAECONV_FORCE_INLINE void copy_a_either(Slot& sl, char* smem, int
                                                        int chunk, const Gather& ga, View view_c,
                                                        View view_x) {
   char* la = Gemm::stage_a(smem, s);
+  if constexpr (detail::ViewIsPointer<View>::value) {
 VAECONV_UNROLL
-  for (int i = 0; i < Gemm::kRowsA; ++i) {
-    void* dst = la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk);
-    const uint32_t offset = ga.offset(i);
-    const bool exists = ga.exists(i);
-    if constexpr (detail::ViewIsPointer<View>::value) {
-      Arch::load(sl, i, dst, ga.from_cache ? view_c : view_x, offset, exists);
-    } else {
-      Arch::load(sl, i, dst, view_c, offset, exists && ga.from_cache);
-      const auto cached = sl.v[i];
-      Arch::load(sl, i, dst, view_x, offset, exists && !ga.from_cache);
-      sl.v[i] |= cached;
+    for (int i = 0; i < Gemm::kRowsA; ++i)
+      Arch::load(sl, i, la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk),
+                 ga.from_cache ? view_c : view_x, ga.offset(i), ga.exists(i));
+  } else {
+    // The wave's view, picked once from the uniform vote (the cache's if any lane reads it), and
+    // one load per row into the row's staging register. In a wave of both views (a K tile
+    // straddling the cache/x boundary) x's lanes then load theirs from x's view into the same
+    // register under their exec mask (a divergent branch; the cache's lanes keep their bytes),
+    // replacing what the first load gave them; the two loads share their offset, so no register
+    // the first one writes is rewritten before it lands. Nothing merges two results, so nothing
+    // waits here: the loads stay in flight until the flush.
+    const bool any_c = Arch::wave_any(ga.from_cache);
+    const bool mixed = any_c != Arch::wave_all(ga.from_cache);
+    const View first = any_c ? view_c : view_x;
+VAECONV_UNROLL
+    for (int i = 0; i < Gemm::kRowsA; ++i)
+      Arch::load(sl, i, la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk), first,
+                 ga.offset(i), ga.exists(i));
+    if (mixed && !ga.from_cache) {
+VAECONV_UNROLL
+      for (int i = 0; i < Gemm::kRowsA; ++i)
+        Arch::load(sl, i, la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk), view_x,
+                   ga.offset(i), ga.exists(i));
     }
   }
 }

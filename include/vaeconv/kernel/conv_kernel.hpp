@@ -114,10 +114,9 @@ VAECONV_UNROLL
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
     const int k_tiles = ConvKernel::k_tiles(p);
     Slot slot[Gemm::kAhead];
-    // The cached and temporal A copies merge their two views' loads inside issue(), which waits
-    // for them there: the staged loop's steady trips would only cost them registers.
-    constexpr bool kSteadyTrips =
-        !kCachedGeometry<Geo> && !std::is_same<Geo, TemporalGeometry>::value;
+    // Every vector copy keeps its loads in flight until the flush (the cached and temporal ones
+    // too: copy_a_either merges no two loads at issue, so nothing waits there).
+    constexpr bool kSteadyTrips = true;
     start_tile();
     Gemm::prologue(slot, k_tiles, issue);
     if constexpr (!kOverlapEpilogue) {  // one tile per block: the grid covers every tile
