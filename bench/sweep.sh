@@ -122,9 +122,13 @@ case "${1:-}" in
       for c in "$@"; do
         IFS=, read -r bm bn bk wm wn st extra <<<"$c"
         atom=AtomBf16 eb=2
-        [ "$extra" = fp8 ] && atom=AtomFp8 eb=1
-        # k32: fp8 on the sweep's 32x32x32 e4m3 atom (gfx942; sweep_atom_fp8_k32.hpp)
-        [ "$extra" = k32 ] && atom=k32 eb=1
+        for f in ${extra//,/ }; do
+          case "$f" in
+            fp8) atom=AtomFp8 eb=1 ;;
+            k32) atom=k32 eb=1 ;;  # fp8 on the sweep's 32x32x32 e4m3 atom (gfx942; sweep_atom_fp8_k32.hpp)
+            *) echo "unknown amd-model candidate flag: $f" >&2; exit 2 ;;
+          esac
+        done
         arch=arch::Cdna
         [ $((st * (bm + bn) * bk * eb)) -gt 65536 ] && arch=arch::CdnaGfx950Only
         atom_t=arch::Cdna::$atom
