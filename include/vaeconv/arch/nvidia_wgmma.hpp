@@ -76,6 +76,11 @@ struct WgmmaAtom {
   // (scale_d = 0 on its first step) and the pipeline adds it into fp32 accumulators: the
   // "promotion" of CUTLASS's FP8 kernels and of DeepSeek-V3's report, every 64 K elements here.
   static constexpr bool kPromoteEachTile = kFp8;
+  // The A gather walks K with a cursor per thread (kernel/conv_gather.hpp LaneConvGather): the
+  // form these kernels were timed with (docs/performance.md). The block-uniform tile cursor that
+  // AMD's scalar unit needs changed their PTX and is not yet timed here (docs/perf-notes.md,
+  // issue 25 W5); the mma.sync atom, the AMD kernels' portable twin, runs the tile cursor.
+  static constexpr bool kLaneKCursor = true;
   struct FragC { float v[Layout::kCElems]; };
   static_assert(N == 96, "a width with generated asm (scripts/gen_wgmma_asm.py WIDTHS)");
 

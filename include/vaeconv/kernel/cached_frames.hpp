@@ -70,18 +70,22 @@ struct CachedConvGather
 
 // The A gather of a geometry: conv_gather.hpp's, or the geometry's own (the cached one here,
 // the temporal conv's in temporal_gather.hpp).
+// kLaneCursor: the atom asks for the per-thread K cursor (LaneKCursor); the cached and temporal
+// gathers have the tile cursor only.
 template <class Geo>
 struct GatherFor {
-  template <int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps>
-  using type = ConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps>;
+  template <int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps, bool kLaneCursor>
+  using type = ConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps, kLaneCursor>;
 };
 template <>
 struct GatherFor<CachedCausalGeometry> {
-  template <int kRows, int kRowStep, int BK, int kElemBytes, bool>
+  template <int kRows, int kRowStep, int BK, int kElemBytes, bool, bool>
   using type = CachedConvGather<kRows, kRowStep, BK, kElemBytes>;
 };
-template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps>
-using GatherA = typename GatherFor<Geo>::template type<kRows, kRowStep, BK, kElemBytes, kFarSteps>;
+template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps,
+          bool kLaneCursor = false>
+using GatherA = typename GatherFor<Geo>::template type<kRows, kRowStep, BK, kElemBytes, kFarSteps,
+                                                       kLaneCursor>;
 
 namespace detail {
 template <class V, class = void>

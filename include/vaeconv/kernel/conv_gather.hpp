@@ -477,11 +477,24 @@ VAECONV_UNROLL
 };
 
 // The implicit GEMM's A gather: the tile-cursor vector gather, or (kFarSteps) the element-wise
-// kernel's per-thread cursor.
-template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps = false>
-using ConvGather =
-    typename std::conditional<kFarSteps, LaneConvGather<Geo, kRows, kRowStep, BK, kElemBytes, true>,
-                              TileConvGather<Geo, kRows, kRowStep, BK, kElemBytes>>::type;
+// kernel's per-thread cursor, or (kLaneCursor: an atom that asks for it, LaneKCursor below) the
+// per-thread cursor for the vector gather too.
+template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps = false,
+          bool kLaneCursor = false>
+using ConvGather = typename std::conditional<
+    kFarSteps || kLaneCursor, LaneConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps>,
+    TileConvGather<Geo, kRows, kRowStep, BK, kElemBytes>>::type;
+
+// Whether an atom's kernels walk K with the per-thread cursor (Atom::kLaneKCursor; default: the
+// block-uniform tile cursor).
+template <class Atom, class = void>
+struct LaneKCursor {
+  static constexpr bool value = false;
+};
+template <class Atom>
+struct LaneKCursor<Atom, decltype(void(Atom::kLaneKCursor))> {
+  static constexpr bool value = Atom::kLaneKCursor;
+};
 
 // The element-wise gather, for Cin not a multiple of the chunk (the VAE's first layer, Cin = 3):
 // a 16-byte chunk of K then straddles taps, so each of its elements is located separately. All

@@ -58,7 +58,9 @@ struct ConvKernel {
     // Copy roles: thread -> (row0, chunk) of both operand tiles.
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
-    GatherA<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes, !kVectorGather> ga;
+    GatherA<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes, !kVectorGather,
+            LaneKCursor<typename Policy::AtomT>::value>
+        ga;
     CopyA<Geo, Arch> copy_a;  // the A view(s): x's, and the cache's for a cached conv
     WeightGather<kRowsB, kRowStep, Policy::BK, kElemBytes> gb;
     const char* x_frame = nullptr;
