@@ -135,6 +135,11 @@ struct Chunk16 {
 };
 struct EmulatedWaveArch {
   static inline bool any = false, all = false;  // the current wave's vote
+  // The view the current lane reads from, and the in-range loads it made through the other one:
+  // such a load reads memory the lane's offset does not index (another batch element's frames,
+  // or past the view's allocation: num_records is not the allocation's size).
+  static inline const uint8_t* lane_view = nullptr;
+  static inline int64_t stray_reads = 0;
   template <int N>
   struct Slot {
     Chunk16 v[N];
@@ -142,7 +147,10 @@ struct EmulatedWaveArch {
   template <int N>
   static void load(Slot<N>& s, int i, void*, EmulatedView v, uint32_t offset, bool valid) {
     Chunk16 c{};
-    if (valid && offset <= v.bytes && v.bytes - offset >= 16) std::memcpy(&c, v.mem + offset, 16);
+    if (valid && offset <= v.bytes && v.bytes - offset >= 16) {
+      std::memcpy(&c, v.mem + offset, 16);
+      stray_reads += v.mem != lane_view;
+    }
     s.v[i] = c;
   }
   static bool wave_any(bool) { return any; }
@@ -185,6 +193,7 @@ EitherCopyCounts check_either_copy(const ConvDesc& d, const kernel::ConvParams& 
                              cache = bytes_of(size_t(d.n * d.cache_strides.n) * kElemBytes);
   const int k_tiles = (p.k + BK - 1) / BK;
   EitherCopyCounts n;
+  Arch::stray_reads = 0;
   char smem[16];
   for (int by = 0; by < d.n * d.out_t(); ++by)
     for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
@@ -206,6 +215,7 @@ EitherCopyCounts check_either_copy(const ConvDesc& d, const kernel::ConvParams& 
             const int tid = w0 + l;
             typename Arch::template Slot<kRows> sl;
             std::memset(&sl, 0xA5, sizeof sl);  // poison
+            Arch::lane_view = g[tid].from_cache ? vc.mem : vx.mem;
             kernel::copy_a_either<Arch, Gemm>(sl, smem, 0, tid / kChunks, tid % kChunks, g[tid],
                                              vc, vx);
             for (int i = 0; i < kRows; ++i) {
@@ -223,6 +233,11 @@ EitherCopyCounts check_either_copy(const ConvDesc& d, const kernel::ConvParams& 
         for (auto& gi : g) gi.advance(p);
       }
     }
+  // Every in-range load went through the lane's own view (the lying vote's one-view path reads
+  // x's lanes through the cache's descriptor: its own failure, counted as wrong rows).
+  if (!lie) {
+    EXPECT_EQ(Arch::stray_reads, 0) << d.to_string();
+  }
   return n;
 }
 

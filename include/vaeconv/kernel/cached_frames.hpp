@@ -138,10 +138,14 @@ VAECONV_UNROLL
     const bool any_c = Arch::wave_any(ga.from_cache);
     const bool mixed = any_c != Arch::wave_all(ga.from_cache);
     const View first = any_c ? view_c : view_x;
+    // In a mixed wave x's lanes are out of range in the first load: their offsets index x's view,
+    // and read through the cache's descriptor they could land inside its range (the next batch
+    // element's frames) or past its allocation (num_records is not the allocation's size).
+    const bool first_ok = ga.from_cache || !mixed;
 VAECONV_UNROLL
     for (int i = 0; i < Gemm::kRowsA; ++i)
       Arch::load(sl, i, la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk), first,
-                 ga.offset(i), ga.exists(i));
+                 ga.offset(i), ga.exists(i) && first_ok);
     if (mixed && !ga.from_cache) {
 VAECONV_UNROLL
       for (int i = 0; i < Gemm::kRowsA; ++i)
