@@ -56,8 +56,10 @@ struct Visit {
 // check(p, w, visit, gather) at each K tile before the gather advances; stops at the first fatal
 // failure. kFarSteps: the element-wise kernel's gather (ConvKernel sets it without the vector
 // gather).
+// kLaneCursor: the vector gather with the per-thread K cursor (LaneConvGather: what an atom with
+// kLaneKCursor, the wgmma one, gets) instead of the block-uniform one.
 template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, bool kFarSteps = false,
-          class Check>
+          bool kLaneCursor = false, class Check>
 void walk_gathers(const ConvDesc& d, Check&& check) {
   using R = Roles<BM, BK, kThreads, kElemBytes>;
   PackedWeightsInfo w;  // the direct form's packing (these geometries: 3 x 3 taps)
@@ -73,7 +75,7 @@ void walk_gathers(const ConvDesc& d, Check&& check) {
       const int64_t base = kernel::input_view_offset(p, b);
       for (int tid = 0; tid < kThreads; ++tid) {
         const int chunk = tid % R::kChunks, row0 = tid / R::kChunks;
-        kernel::ConvGather<Geo, R::kRows, R::kRowStep, BK, kElemBytes, kFarSteps> g;
+        kernel::ConvGather<Geo, R::kRows, R::kRowStep, BK, kElemBytes, kFarSteps, kLaneCursor> g;
         g.init(p, b, row0, chunk);
         for (int kt = 0; kt < k_tiles; ++kt) {
           check(p, w, Visit{bx, by, tid, row0, chunk, kt, b, base}, g);
@@ -84,12 +86,11 @@ void walk_gathers(const ConvDesc& d, Check&& check) {
     }
 }
 
-template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes = 2>
-void check_gather(ConvDesc d) {
-  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, bool kLaneCursor>
+void check_gather_cursor(const ConvDesc& d) {
   using R = Roles<BM, BK, kThreads, kElemBytes>;
   int64_t checked = 0, valid_seen = 0;
-  walk_gathers<Geo, BM, BN, BK, kThreads, kElemBytes>(
+  walk_gathers<Geo, BM, BN, BK, kThreads, kElemBytes, false, kLaneCursor>(
       d, [&](const ConvParams& p, const PackedWeightsInfo& w, const Visit& v, const auto& g) {
         for (int i = 0; i < R::kRows; ++i) {
           const int m = v.b.m0 + v.row0 + i * R::kRowStep;
@@ -115,6 +116,15 @@ void check_gather(ConvDesc d) {
       });
   EXPECT_GT(valid_seen, 0);
   EXPECT_GT(checked, valid_seen) << "borders must produce padding taps";
+}
+
+// Both K cursors of the vector gather: the block-uniform one (AMD, mma.sync) and the per-thread
+// one (wgmma).
+template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes = 2>
+void check_gather(ConvDesc d) {
+  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+  check_gather_cursor<Geo, BM, BN, BK, kThreads, kElemBytes, false>(d);
+  check_gather_cursor<Geo, BM, BN, BK, kThreads, kElemBytes, true>(d);
 }
 
 TEST(ConvGather, CausalT1EveryBorder) {
