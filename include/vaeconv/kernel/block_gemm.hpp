@@ -136,9 +136,7 @@ VAECONV_UNROLL
     }
   }
 
-  // kSteadyTrips: see the staged loop below (a loader whose issue() waits for its own loads
-  // passes false: its tiles do not stay in flight, and the untested trips only cost registers).
-  template <bool kSteadyTrips = true, class Issue, class Flush>
+  template <class Issue, class Flush>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void mainloop(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int k_tiles, int wm0, int wn0,
       int lane, Slot (&slot)[kAhead], Issue& issue, Flush& flush) {
@@ -148,14 +146,14 @@ VAECONV_UNROLL
       if constexpr (Policy::kAtomReadsLds) mma_stage_from_lds(target, smem, s, wm0, wn0, first_scale);
       else mma_stage_fragments(target, smem, s, wm0, wn0, lane);
     };
-    mainloop<kSteadyTrips>(acc, k_tiles, slot, issue, flush, compute);
+    mainloop(acc, k_tiles, slot, issue, flush, compute);
   }
 
   // The same pipeline with the kernel's own math on a stage (the halo kernel: A is not in the
   // stage): compute(target, s, kt, first_scale) issues K tile kt's atoms on buffer s into target
   // (an LDS atom: one batch, which compute begins and commits; first_scale 0 overwrites a
   // promoted partial sum on its first K step).
-  template <bool kSteadyTrips = true, class Issue, class Flush, class Compute>
+  template <class Issue, class Flush, class Compute>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void mainloop(
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int k_tiles, Slot (&slot)[kAhead],
       Issue& issue, Flush& flush, Compute& compute) {
@@ -195,13 +193,6 @@ VAECONV_UNROLL
     };
     if constexpr (kAhead == 1 || std::is_empty_v<Slot>) {
       for (int kt = 0; kt < k_tiles; ++kt) step(kt, slot[Schedule::slot(kt)]);
-    } else if constexpr (!kSteadyTrips) {
-      static_assert(Schedule::slot(kAhead) == 0 && Schedule::slot(Schedule::refill_tile(1)) == 1,
-                    "tile kt and its refill share slot kt % kAhead");
-      for (int kt0 = 0; kt0 < k_tiles; kt0 += kAhead)  // kAhead tiles per trip (below)
-VAECONV_UNROLL
-        for (int u = 0; u < kAhead; ++u)
-          if (u == 0 || kt0 + u < k_tiles) step(kt0 + u, slot[u]);
     } else {
       // Staging slots in registers (AMD) with several tiles ahead: indexed by kt % kAhead, the
       // slot array would be a dynamically indexed private array, i.e. scratch memory. So each

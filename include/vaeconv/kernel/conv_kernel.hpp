@@ -116,17 +116,14 @@ VAECONV_UNROLL
     const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
     const int k_tiles = ConvKernel::k_tiles(p);
     Slot slot[Gemm::kAhead];
-    // Every vector copy keeps its loads in flight until the flush (the cached and temporal ones
-    // too: copy_a_either merges no two loads at issue, so nothing waits there).
-    constexpr bool kSteadyTrips = true;
     start_tile();
     Gemm::prologue(slot, k_tiles, issue);
     if constexpr (!kOverlapEpilogue) {  // one tile per block: the grid covers every tile
-      Gemm::template mainloop<kSteadyTrips>(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+      Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
       epilogue(p, b, acc, wm0, wn0, lane, smem);
     } else {
       for (;;) {  // a persistent block: tiles blockIdx.x, blockIdx.x + gridDim.x, ...
-        Gemm::template mainloop<kSteadyTrips>(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
+        Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
         const BlockCoord done = b;
         tile += int(gridDim.x);
         const bool more = tile < p.tiles;
