@@ -2,11 +2,18 @@
 # Tile sweep (issue 5): builds vaeconv_bench once per candidate tile for NVIDIA into build/sweep-<n>/
 # so that one device call can time them all:
 #   bench/sweep.sh build                 # here (needs nvcc)
-#   bench/sweep.sh pack DIR              # here: the binaries of build/cuda and of every candidate
-#                                        # into DIR (a few MB, for the device's carry; DIR is
-#                                        # relative to the repository root, e.g. build/pack)
+#   bench/sweep.sh pack DIR              # here: the benches of build/sweep-base (the shipped
+#                                        # tables) and of every candidate, with one copy of the
+#                                        # library they link, into DIR (for the device's carry;
+#                                        # DIR is relative to the repository root, e.g. build/pack)
 #   bench/sweep.sh run [bench args...]   # on the GPU machine: one bench run per candidate
 #                                        # (from the repository root, or from a packed DIR)
+# One build tree serves a sweep (build/sweep.tree): the library and the shipped-tables bench
+# (build/sweep-base) are compiled once, then each candidate recompiles bench/sweep_candidate.cpp
+# alone and relinks; its bench is copied to build/sweep-<n>/, ptxas's resource lines of its
+# translation unit to build/sweep-<n>/resources.txt, the build's output to build/sweep-<n>.log.
+# Every bench of one sweep links the same library (build/sweep.lib/). VAECONV_SWEEP_ROOT (default
+# build) puts all of it under another folder, so that two sweeps of one checkout stay apart.
 # A candidate is a type, not a rebuilt library: the build compiles bench/sweep_candidate.cpp with
 # the candidate's definitions (that translation unit only; CMake cache variable
 # VAECONV_SWEEP_CANDIDATE), which hands the library's dispatch the shipped tile tables with one
@@ -46,8 +53,28 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CANDIDATES=(${VAECONV_SWEEP:-"128,96,64,2,1,4,mb2" "192,96,64,3,1,4" "64,96,128,1,1,3,fp8,mb3" "128,96,128,2,1,3,fp8,mb2"})
 case "${1:-}" in
   build)
+    root=${VAECONV_SWEEP_ROOT:-build}
+    tree="$root/sweep.tree"
+    mkdir -p "$root"
+    configure() {  # $1: the candidate's definitions ("" for the shipped tables)
+      cmake -S . -B "$tree" -DVAECONV_BACKEND=CUDA -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CUDA_ARCHITECTURES=90a-real -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
+        -DVAECONV_BUILD_TESTS=OFF "-DVAECONV_SWEEP_CANDIDATE=$1" \
+        "-DCMAKE_CUDA_FLAGS=--resource-usage" >/dev/null
+    }
+    # The library and the bench over the shipped tables, once per sweep root.
+    if [ ! -x "$root/sweep-base/bench/vaeconv_bench" ]; then
+      configure ""
+      cmake --build "$tree" --target vaeconv_bench -j "$(nproc)" >"$root/sweep-base.log" 2>&1 ||
+        { tail -20 "$root/sweep-base.log" >&2; exit 1; }
+      mkdir -p "$root/sweep-base/bench" "$root/sweep.lib"
+      cp "$tree/bench/vaeconv_bench" "$root/sweep-base/bench/"
+      cp "$tree/kernels/libvaeconv_kernels.so" "$root/sweep.lib/"
+      echo "shipped tables" >"$root/sweep-base/candidate.txt"
+      echo "built sweep-base (the shipped tables) and the library"
+    fi
     # Numbered after any candidates already built, so that sweeps can be added to.
-    i=$(find build -maxdepth 1 -name 'sweep-*' -type d 2>/dev/null | wc -l)
+    i=$(find "$root" -maxdepth 1 -name 'sweep-[0-9]*' -type d 2>/dev/null | wc -l)
     for c in "${CANDIDATES[@]}"; do
       IFS=, read -r bm bn bk wm wn st extra <<<"$c"
       mb=1 role=0 mma=0 halo_cin=96
@@ -70,39 +97,48 @@ case "${1:-}" in
       defs+=";VAECONV_CANDIDATE_WM=$wm;VAECONV_CANDIDATE_WN=$wn;VAECONV_CANDIDATE_ST=$st"
       defs+=";VAECONV_CANDIDATE_MB=$mb;VAECONV_CANDIDATE_ROLE=$role"
       defs+=";VAECONV_CANDIDATE_MMA=$mma;VAECONV_CANDIDATE_HALO_CIN=$halo_cin"
-      cmake -S . -B "build/sweep-$i" -DVAECONV_BACKEND=CUDA -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_CUDA_ARCHITECTURES=90a-real -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
-        -DVAECONV_BUILD_TESTS=OFF "-DVAECONV_SWEEP_CANDIDATE=$defs" \
-        "-DCMAKE_CUDA_FLAGS=--resource-usage" >/dev/null
-      cmake --build "build/sweep-$i" --target vaeconv_bench -j "$(nproc)" >"build/sweep-$i.log" 2>&1 || { tail -20 "build/sweep-$i.log" >&2; exit 1; }
-      echo "$c" > "build/sweep-$i/candidate.txt"
+      configure "$defs"
+      log="$root/sweep-$i.log"
+      cmake --build "$tree" --target vaeconv_bench -j "$(nproc)" >"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }
+      cmp -s "$tree/kernels/libvaeconv_kernels.so" "$root/sweep.lib/libvaeconv_kernels.so" ||
+        { echo "the library changed since sweep-base was built: start a new sweep root" >&2; exit 1; }
+      mkdir -p "$root/sweep-$i/bench"
+      cp "$tree/bench/vaeconv_bench" "$root/sweep-$i/bench/"
+      # ptxas's lines of the candidate's translation unit (the build log holds only what rebuilt).
+      awk '/sweep_candidate/ {on = 1} on && /ptxas|Function properties|Used [0-9]+ registers|spill/' "$log" \
+        >"$root/sweep-$i/resources.txt" || true
+      echo "$c" > "$root/sweep-$i/candidate.txt"
       echo "built sweep-$i: $c"
       i=$((i + 1))
     done ;;
   pack)
     out=${2:?usage: $0 pack DIR}
+    root=${VAECONV_SWEEP_ROOT:-build}
     # DIR is replaced: refuse anything that is not an earlier pack (a marker file says so).
     if [ -e "$out" ] && [ ! -f "$out/.sweep-pack" ]; then
       echo "$out exists and is not a sweep pack: not replacing it" >&2; exit 2
     fi
     rm -rf "$out"
-    mkdir -p "$out" && touch "$out/.sweep-pack"
-    for d in build/cuda build/sweep-*; do
+    mkdir -p "$out/build/sweep.lib" && touch "$out/.sweep-pack"
+    cp "$root/sweep.lib/libvaeconv_kernels.so" "$out/build/sweep.lib/"
+    for d in "$root"/sweep-*; do
       [ -x "$d/bench/vaeconv_bench" ] || continue
       t="$out/build/$(basename "$d")"
-      mkdir -p "$t/bench" "$t/kernels"
+      mkdir -p "$t/bench"
       cp "$d/bench/vaeconv_bench" "$t/bench/"
-      cp "$d/kernels/libvaeconv_kernels.so" "$t/kernels/"
-      [ -f "$d/candidate.txt" ] && cp "$d/candidate.txt" "$t/"
+      cp "$d/candidate.txt" "$t/"
+      [ -f "$d/resources.txt" ] && cp "$d/resources.txt" "$t/"
     done
     mkdir -p "$out/bench" && cp bench/sweep.sh "$out/bench/sweep.sh"  # cwd: the repository root
     du -sh "$out" ;;
   run)
     shift
-    for d in build/sweep-*/; do
+    root=${VAECONV_SWEEP_ROOT:-build}
+    for d in "$root"/sweep-*/; do
+      [ -x "$d/bench/vaeconv_bench" ] || continue
       echo "=== candidate $(cat "$d/candidate.txt")"
       # A failed shape makes the bench exit 1: the other candidates still run.
-      LD_LIBRARY_PATH="$d/kernels:${LD_LIBRARY_PATH:-}" "$d/bench/vaeconv_bench" "$@" ||
+      LD_LIBRARY_PATH="$root/sweep.lib:${LD_LIBRARY_PATH:-}" "$d/bench/vaeconv_bench" "$@" ||
         { rc=$?; echo "=== candidate $(cat "$d/candidate.txt"): the bench exited with $rc"; }
     done ;;
   amd-model)
