@@ -2,10 +2,12 @@
 # Tile sweep (issue 5): builds vaeconv_bench once per candidate tile for NVIDIA into build/sweep-<n>/
 # so that one device call can time them all:
 #   bench/sweep.sh build                 # here (needs nvcc)
-#   bench/sweep.sh pack DIR              # here: the benches of build/sweep-base (the shipped
+#   bench/sweep.sh pack DIR [gz]         # here: the benches of build/sweep-base (the shipped
 #                                        # tables) and of every candidate, with one copy of the
 #                                        # library they link, into DIR (for the device's carry;
-#                                        # DIR is relative to the repository root, e.g. build/pack)
+#                                        # DIR is relative to the repository root, e.g. build/pack);
+#                                        # gz: each binary gzipped (a candidate's bench holds all
+#                                        # its kernels, about 5 MB; gzip -9 keeps a quarter)
 #   bench/sweep.sh run [bench args...]   # on the GPU machine: one bench run per candidate
 #                                        # (from the repository root, or from a packed DIR)
 # One build tree serves a sweep (build/sweep.tree): the library and the shipped-tables bench
@@ -120,12 +122,15 @@ case "${1:-}" in
     fi
     rm -rf "$out"
     mkdir -p "$out/build/sweep.lib" && touch "$out/.sweep-pack"
-    cp "$root/sweep.lib/libvaeconv_kernels.so" "$out/build/sweep.lib/"
+    put() {  # $1 -> $2 (a folder), gzipped with "gz"
+      if [ "${3:-}" = gz ]; then gzip -9 -c "$1" >"$2/$(basename "$1").gz"; else cp "$1" "$2/"; fi
+    }
+    put "$root/sweep.lib/libvaeconv_kernels.so" "$out/build/sweep.lib" "${3:-}"
     for d in "$root"/sweep-*; do
       [ -x "$d/bench/vaeconv_bench" ] || continue
       t="$out/build/$(basename "$d")"
       mkdir -p "$t/bench"
-      cp "$d/bench/vaeconv_bench" "$t/bench/"
+      put "$d/bench/vaeconv_bench" "$t/bench" "${3:-}"
       cp "$d/candidate.txt" "$t/"
       [ -f "$d/resources.txt" ] && cp "$d/resources.txt" "$t/"
     done
@@ -134,6 +139,10 @@ case "${1:-}" in
   run)
     shift
     root=${VAECONV_SWEEP_ROOT:-build}
+    # A gzipped pack: its binaries unzipped in place once.
+    for z in "$root"/sweep.lib/*.gz "$root"/sweep-*/bench/*.gz; do
+      [ -f "$z" ] && [ ! -e "${z%.gz}" ] && gunzip -k "$z" && chmod +x "${z%.gz}"
+    done
     for d in "$root"/sweep-*/; do
       [ -x "$d/bench/vaeconv_bench" ] || continue
       echo "=== candidate $(cat "$d/candidate.txt")"
@@ -287,5 +296,5 @@ if per_shape:
     per_shape_tables(results)
 PY
     ;;
-  *) echo "usage: $0 build | pack DIR | run [bench args] | amd-model TARGET [--per-shape] CANDIDATE..." >&2; exit 2 ;;
+  *) echo "usage: $0 build | pack DIR [gz] | run [bench args] | amd-model TARGET [--per-shape] CANDIDATE..." >&2; exit 2 ;;
 esac
