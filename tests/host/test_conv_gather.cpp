@@ -100,6 +100,12 @@ void check_gather_cursor(const ConvDesc& d) {
           ASSERT_EQ(g.exists(i), g.valid(p, i)) << "cached validity after advance";
           if (e.valid) {
             ASSERT_EQ(g.offset(i), g.at(p, i)) << "cached offset after advance";
+          } else if constexpr (kernel::OffsetFoldsRange<std::decay_t<decltype(g)>>::value) {
+            // the block-uniform cursor folds a missing row into an out-of-range offset (AMD's
+            // buffer load reads zeros there without the flag)
+            ASSERT_GE(g.offset(i), kernel::kFoldedOutOfRange)
+                << d.to_string() << " block " << v.bx << "," << v.by << " tid " << v.tid
+                << " row " << i << " k " << k;
           }
           ASSERT_EQ(g.valid(p, i), e.valid)
               << d.to_string() << " block " << v.bx << "," << v.by << " tid " << v.tid << " row "
@@ -282,6 +288,18 @@ TEST(WeightGather, RowsAndTail) {
   EXPECT_EQ(g.at(p, 0), uint32_t((35 * w.k_pad + 8) * 2));
   g.advance();
   EXPECT_EQ(g.at(p, 0), uint32_t((35 * w.k_pad + 40) * 2));
+  // The implicit GEMM's form keeps the offset, stepped per K tile, and folds a row past Cout or
+  // past the block's rows into an out-of-range offset (every step of K keeps it there).
+  for (int rows : {32, 19, 3}) {
+    kernel::WeightGather<2, 16, 32, 2> f;
+    f.init(p, b, 3, 1, rows);
+    for (int kt = 0; kt < w.k_pad / 32; ++kt) {
+      if (rows > 3) EXPECT_EQ(f.offset(0), f.at(p, 0)) << "kt " << kt;
+      else EXPECT_GE(f.offset(0), kernel::kFoldedOutOfRange) << "row 3 past 3 rows, kt " << kt;
+      EXPECT_GE(f.offset(1), kernel::kFoldedOutOfRange) << "n 51 >= Cout 40, kt " << kt;
+      f.advance();
+    }
+  }
 }
 
 // The tap cursor both gathers walk K with: of(k) and stepping one element at a time with carry()

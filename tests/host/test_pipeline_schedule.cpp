@@ -151,9 +151,17 @@ std::string staged_trips(int k_tiles) {
       refills.push_back(next);
     }
   };
-  int kt0 = 0;
-  for (; S::steady_trip(kt0, k_tiles); kt0 += S::kAhead)
-    for (int u = 0; u < S::kAhead; ++u) step(kt0 + u, u, false, true);
+  // The steady trips' buffers as BlockGemm rotates them: b0 = buffer(kt0) carried from trip to
+  // trip, tile kt0 + u in rotate(b0, u), its refill in rotate(that, kAhead).
+  int kt0 = 0, b0 = S::buffer(0);
+  for (; S::steady_trip(kt0, k_tiles); kt0 += S::kAhead, b0 = S::rotate(b0, S::kAhead))
+    for (int u = 0; u < S::kAhead; ++u) {
+      const int kt = kt0 + u, b = S::rotate(b0, u);
+      if (b != S::buffer(kt)) error = "tile " + std::to_string(kt) + " in the wrong buffer";
+      if (S::rotate(b, S::kAhead) != S::buffer(S::refill_tile(kt)))
+        error = "the refill of tile " + std::to_string(S::refill_tile(kt)) + " in the wrong buffer";
+      step(kt, u, false, true);
+    }
   for (int j = 0; j < 2 * S::kAhead - 1; ++j)
     if (kt0 + j < k_tiles) step(kt0 + j, j % S::kAhead, true, S::last_tiles_refill(j));
   if (!error.empty()) return error;
@@ -169,6 +177,12 @@ std::string staged_trips(int k_tiles) {
     return "a refill past K";
   return "";
 }
+
+// A rotation without its wrap: the third trip's buffers run past the last one.
+template <class S>
+struct NoWrap : S {
+  static constexpr int rotate(int b, int n) { return b + n; }
+};
 
 // A steady trip one tile too long: its last refill may lie past K.
 template <class S>
@@ -192,6 +206,9 @@ TEST(PipelineSchedule, StagedTripsCopyEveryTileOnce) {
   for (int k_tiles = 0; k_tiles <= 16; ++k_tiles)
     caught = caught || staged_trips<OneTooMany<Three>>(k_tiles) != "";
   EXPECT_TRUE(caught);
+  // negative control: the buffers' rotation without its wrap
+  EXPECT_NE(staged_trips<NoWrap<Three>>(16), "");
+  EXPECT_NE(staged_trips<NoWrap<Four>>(16), "");
 }
 
 }  // namespace

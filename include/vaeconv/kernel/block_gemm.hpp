@@ -26,11 +26,21 @@
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/pipeline_schedule.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
 
 namespace vaeconv::kernel {
+
+// Whether a gather's offset(i) folds a missing row into an out-of-range offset
+// (conv_gather.hpp: kFoldedOutOfRange) that this target's staged loads read as zeros.
+template <class Gather, class Arch, class = void>
+struct FoldsRange : std::false_type {};
+template <class Gather, class Arch>
+struct FoldsRange<Gather, Arch, decltype(void(Arch::kOutOfRange))>
+    : std::bool_constant<OffsetFoldsRange<Gather>::value &&
+                         Arch::kOutOfRange <= kFoldedOutOfRange> {};
 
 template <class Policy>
 struct BlockGemm {
@@ -57,9 +67,14 @@ struct BlockGemm {
                                                          int chunk, const GatherA& ga, View view) {
     char* la = stage_a(smem, s);
 VAECONV_UNROLL
-    for (int i = 0; i < kRowsA; ++i)
-      Arch::load(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk), view, ga.offset(i),
-                 ga.exists(i));
+    for (int i = 0; i < kRowsA; ++i) {
+      // Register staging (a buffer load) of a folded offset: the load itself answers exists().
+      if constexpr (!std::is_empty_v<Slot> && FoldsRange<GatherA, Arch>::value)
+        Arch::load(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk), view, ga.offset(i), true);
+      else
+        Arch::load(sl, i, la + Tile::offset(row0 + i * kRowStep, chunk), view, ga.offset(i),
+                   ga.exists(i));
+    }
   }
   template <class Params, class GatherB, class View>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void copy_b(Slot& sl, char* smem, int s, int row0,
@@ -78,8 +93,12 @@ VAECONV_UNROLL
         // writes. Unconditional, so every wave issues the same loads per tile: a branch around
         // a load makes the compiler's vmcnt count assume the load may be missing, and the
         // flush of the older slot then waits for the younger slot's loads too (mainloop below).
-        Arch::load(sl, kRowsA + i, lb + Tile::offset(row0 + i * kRowStep, chunk), view,
-                   gb.at(p, i), in_tile && gb.valid(p, i));
+        if constexpr (FoldsRange<GatherB, Arch>::value)  // folded at init, rows past BN too
+          Arch::load(sl, kRowsA + i, lb + Tile::offset(row0 + i * kRowStep, chunk), view,
+                     gb.offset(i), true);
+        else
+          Arch::load(sl, kRowsA + i, lb + Tile::offset(row0 + i * kRowStep, chunk), view,
+                     gb.at(p, i), in_tile && gb.valid(p, i));
       }
     }
   }
@@ -206,21 +225,23 @@ VAECONV_UNROLL
       // tile's too. So the steady trips, whose refills all lie inside K, issue them without a
       // test; their loop is entered with no load pending (the prologue's tiles retired once,
       // a block's first wait); the last 1 .. 2 * kAhead - 1 tiles follow, unrolled, tested.
-      auto steady_step = [&](int kt, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
-        const int s = Schedule::buffer(kt);
+      // The trip's buffers rotate with it: b0 = buffer(kt0) is carried from trip to trip
+      // (Schedule::rotate), so tile kt0 + u's buffer and its refill's are b0 plus a constant,
+      // wrapped once, instead of kt % kStages from the tile index.
+      auto steady_step = [&](int kt, int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
         flush(s, sl);
         __syncthreads();
-        issue(Schedule::buffer(Schedule::refill_tile(kt)), sl);
+        issue(Schedule::rotate(s, kAhead), sl);
         compute(acc, s, kt, 1);
         Arch::schedule_fence();  // the next flush (and its wait) after this tile's math
       };
       static_assert(!Policy::kAtomReadsLds && !kPromote && !Schedule::kBatchFirst,
                     "register staging is for fragment atoms (AMD MFMA)");
       Arch::template wait_loads<0>();
-      int kt0 = 0;
-      for (; Schedule::steady_trip(kt0, k_tiles); kt0 += kAhead)
+      int kt0 = 0, b0 = Schedule::buffer(0);
+      for (; Schedule::steady_trip(kt0, k_tiles); kt0 += kAhead, b0 = Schedule::rotate(b0, kAhead))
 VAECONV_UNROLL
-        for (int u = 0; u < kAhead; ++u) steady_step(kt0 + u, slot[u]);
+        for (int u = 0; u < kAhead; ++u) steady_step(kt0 + u, Schedule::rotate(b0, u), slot[u]);
       // The rest: tiles kt0 .. k_tiles - 1, at most 2 * kAhead - 1 (slot j % kAhead); only the
       // first kAhead - 1 of them can have a refill inside K.
 VAECONV_UNROLL

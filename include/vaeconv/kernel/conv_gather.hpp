@@ -39,6 +39,17 @@
 
 namespace vaeconv::kernel {
 
+// The offset a folding gather (kOffsetFoldsRange) gives a row that does not exist: offset(i) is
+// then at least this, and stays below 2^32 under the K steps (it grows by less than Cin or K
+// elements), so a target whose loads return zero at or past it (CDNA's buffer loads: num_records
+// is kept below it, arch/cdna.hpp kOutOfRange) loads offset(i) as it is, without the flag and its
+// select per load. exists(i) still answers for targets that need the flag (cp.async).
+inline constexpr uint32_t kFoldedOutOfRange = 0x80000000u;
+template <class Gather, class = void>
+struct OffsetFoldsRange : std::false_type {};
+template <class Gather>
+struct OffsetFoldsRange<Gather, std::enable_if_t<Gather::kOffsetFoldsRange>> : std::true_type {};
+
 // Taps: the packed spatial taps are a Taps x Taps window of the 3 x 3 grid (TapWindowCursor):
 // the whole grid, or (Taps = 2) one output phase of the upsample conv (upsample_phases.hpp).
 template <int Stride_, int Pad_, int Up_, int Taps_ = 3>
@@ -298,9 +309,11 @@ struct TileTap {
   // The next tap in K order (kw fastest, then kh, then kt).
   VAECONV_HD void next_tap() {
     if constexpr (kWindow == 3) {
-      const bool last = s == 8;
-      kt = last ? kt + 1 : kt;
-      s = last ? 0 : s + 1;
+      // Integer arithmetic (no select of a bool): on AMD a block-uniform bool select takes a
+      // 64-bit lane mask and an AND with exec, a carry into kt three scalar instructions more.
+      const int last = (s + 8) >> 4;  // s == 8, for 0 <= s < 9
+      kt += last;
+      s = s + 1 - 9 * last;
     } else {  // the 2 x 2 window: s0, s0 + 1, s0 + 3, s0 + 4
       const bool last = s == s0 + 4;
       kt = last ? kt + 1 : kt;
@@ -329,6 +342,9 @@ struct XFrames {
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, class Frames = XFrames>
 struct TileConvGather {
   static constexpr int kChunkElems = 16 / kElemBytes;
+  // offset(i) of a row that does not exist is kFoldedOutOfRange or more (the same-tap steps add
+  // less than Cin elements to it).
+  static constexpr bool kOffsetFoldsRange = true;
   // Without upsampling the offset is linear in the tap: at(i) = row_base(i) + tap_delta(), so a
   // tap change costs one add per row instead of the whole address (see refresh()).
   static constexpr bool kLinear = Geo::kUp == 1;
@@ -399,39 +415,48 @@ VAECONV_UNROLL
     const typename Frames::Term f = frames.at(p, it_rel0, t_rel_end, t.kt);
     const bool ok = first_k < p.k && f.ok;  // K = taps * Cin: a tap exists iff its channel 0 does
     return {f.off + uint32_t(t.kh()) * uint32_t(p.in_sh) + uint32_t(t.kw()) * uint32_t(p.in_sw),
-            ok ? 1u << t.s : 0u, f.from_cache};
+            uint32_t(ok) << t.s, f.from_cache};
   }
 
-  // Recomputes the cached forms at a tap change, and moves the tile cursor to the tap that holds
-  // the K tile's first column (its channel may have run past Cin). The lanes read the cursor's
-  // tap, channel tile.c + lane_c, unless their chunk lies past that tap's last channel: a lane at
-  // or past `edge` = Cin - tile.c reads the next tap, channel lane_c - edge, and so on while the
-  // K tile reaches further taps (after a carry, none when Cin % BK == 0). Each tap's terms are
-  // uniform; a lane selects its own, then every row adds the same offset and tests the same bit.
-  VAECONV_HD void refresh(const ConvParams& p) {
-    const TapTerm t0 = tap_term(p, tile, k0 - tile.c);
-    uint32_t delta = t0.delta + uint32_t(tile.c), bit = t0.bit;
-    bool cached = t0.from_cache;
-    TileTap<Geo::kTaps> t = tile;
-    for (int edge = p.cin - tile.c; edge < BK; edge += p.cin) {
-      t.next_tap();
-      if (edge <= 0) {  // the K tile starts in this tap or a later one
-        tile = t;
-        tile.c = -edge;
-      }
-      const TapTerm n = tap_term(p, t, k0 + edge);
-      const bool later = lane_c >= edge;
-      delta = later ? n.delta - uint32_t(edge) : delta;
-      bit = later ? n.bit : bit;
-      cached = later ? n.from_cache : cached;
+  // Moves the tile cursor to the tap that holds the K tile's first column: its channel may have
+  // run past Cin (one tap when Cin % BK == 0, several when BK > Cin). Block-uniform.
+  VAECONV_HD void carry(const ConvParams& p) {
+    while (tile.c >= p.cin) {
+      tile.c -= p.cin;
+      tile.next_tap();
     }
+  }
+
+  // Recomputes the cached forms at a tap change (the cursor in the tap that holds the K tile's
+  // first column). The taps the K tile reaches, from the cursor's: tap j's channel 0 lies `edge`
+  // = j * Cin - tile.c columns from the tile's first (edge <= 0 for the cursor's tap), and the
+  // lanes whose chunk lies at or past it read it, channel lane_c - edge, unless a later tap takes
+  // them (one tap when Cin % BK == 0). Each tap's terms are uniform and computed once, in one
+  // loop (the cursor's tap is its first trip); a lane selects its own, then every row adds the
+  // same offset and tests the same bit.
+  VAECONV_HD void refresh(const ConvParams& p) {
+    uint32_t delta = 0, bit = 0;
+    bool cached = false;
+    TileTap<Geo::kTaps> t = tile;
+    int edge = -tile.c;
+    do {
+      const TapTerm n = tap_term(p, t, k0 + edge);
+      const bool mine = lane_c >= edge;
+      delta = mine ? n.delta - uint32_t(edge) : delta;
+      bit = mine ? n.bit : bit;
+      cached = mine ? n.from_cache : cached;
+      t.next_tap();
+      edge += p.cin;
+    } while (edge < BK);
     if constexpr (Frames::kCache) from_cache = cached;
     else (void)cached;
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) {
       ok_[i] = (taps_in_frame[i] & bit) != 0u;
-      if constexpr (kLinear) off_[i] = (row_base_[i] + delta) * uint32_t(kElemBytes);
-      else off_[i] = at(p, i);
+      uint32_t off;
+      if constexpr (kLinear) off = (row_base_[i] + delta) * uint32_t(kElemBytes);
+      else off = at(p, i);
+      off_[i] = ok_[i] ? off : kFoldedOutOfRange;
     }
   }
   VAECONV_HD bool exists(int i) const { return ok_[i]; }
@@ -446,6 +471,7 @@ VAECONV_UNROLL
       for (int i = 0; i < kRows; ++i) off_[i] += uint32_t(BK * kElemBytes);
       return;
     }
+    carry(p);
     refresh(p);
   }
 
@@ -549,16 +575,32 @@ VAECONV_UNROLL
 };
 
 // The B operand: packed weights [Cout][k_pad], row n, 16-byte chunk column at k.
+// at(p, i) and valid(p, i) compute the row's offset per K tile; the implicit GEMM's form also
+// keeps it (init with the launch's parameters): offset(i), stepped by BK per tile, folded
+// (kOffsetFoldsRange) for a row past Cout or past the block's `rows` (a tile's B rows past BN).
 template <int kRows, int kRowStep, int BK, int kElemBytes>
 struct WeightGather {
+  static constexpr bool kOffsetFoldsRange = true;
   int n[kRows];
   int k;
+  uint32_t off_[kRows];
   VAECONV_HD void init(const BlockCoord& b, int row0, int chunk) {
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) n[i] = b.n0 + row0 + i * kRowStep;
     k = chunk * (16 / kElemBytes);
   }
-  VAECONV_HD void advance() { k += BK; }
+  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk, int rows) {
+    init(b, row0, chunk);
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i)
+      off_[i] = row0 + i * kRowStep < rows && valid(p, i) ? at(p, i) : kFoldedOutOfRange;
+  }
+  VAECONV_HD void advance() {
+    k += BK;
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) off_[i] += uint32_t(BK * kElemBytes);
+  }
+  VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
   VAECONV_HD bool valid(const ConvParams& p, int i) const { return n[i] < p.cout; }
   VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
     return (uint32_t(n[i]) * uint32_t(p.k_pad) + uint32_t(k)) * uint32_t(kElemBytes);

@@ -69,7 +69,7 @@ struct ConvKernel {
     // Points the gathers at K tile 0 of block tile b.
     auto start_tile = [&]() VAECONV_FORCE_INLINE_LAMBDA {
       ga.init(p, b, row0, chunk);
-      gb.init(b, row0, chunk);
+      gb.init(p, b, row0, chunk, Policy::BN);
       x_frame = static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, b);
       view_a = Arch::make_view(x_frame, p.x_view_bytes);
       copy_a.template start<kElemBytes>(p, b);

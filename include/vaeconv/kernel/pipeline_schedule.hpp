@@ -29,6 +29,10 @@ struct PipelineSchedule {
   // issued after it (one group is committed per iteration, empty past the last tile).
   static constexpr int kPendingCopies = kAhead - 1;
   VAECONV_HD static constexpr int buffer(int kt) { return kt % Stages; }
+  // buffer(kt + n) from b = buffer(kt), for 0 <= n < kStages: one add and one wrap.
+  VAECONV_HD static constexpr int rotate(int b, int n) {
+    return b + n >= Stages ? b + n - Stages : b + n;
+  }
   VAECONV_HD static constexpr int slot(int kt) { return kt % kAhead; }
   // The tile whose copy iteration kt issues after its barrier.
   VAECONV_HD static constexpr int refill_tile(int kt) { return kt + kAhead; }
