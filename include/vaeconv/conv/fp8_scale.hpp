@@ -40,9 +40,8 @@ inline constexpr uint8_t kFp8NanInScale = 0x00u;
 // One element: e4m3fn(x / scale), -0 stored as 0x00 and a NaN as nan_code (see the top of the file).
 VAECONV_HD inline uint8_t quantize_e4m3fn(float x, float scale, uint8_t nan_code = kFp8NanInScale) {
   const float q = x / scale;
-  if (q != q) return nan_code;
   const uint8_t b = float_to_e4m3fn(q);
-  return b == 0x80u ? uint8_t(0u) : b;
+  return q != q ? nan_code : b == 0x80u ? uint8_t(0u) : b;  // selects: the epilogue's per element
 }
 
 // The host reference of quantize_fp8 (api/quantize.hpp): bf16 bits in, e4m3fn bytes and scale out.

@@ -26,8 +26,10 @@
 // compiler behind nvcc, and plain host builds, would warn about it.
 #if defined(VAECONV_BACKEND_HIP) || defined(__CUDA_ARCH__)
 #define VAECONV_UNROLL _Pragma("unroll")
+#define VAECONV_NO_UNROLL _Pragma("unroll 1")  // a rare path kept small: one copy of its body
 #else
 #define VAECONV_UNROLL
+#define VAECONV_NO_UNROLL
 #endif
 
 // Device functions the compiler must inline: an outlined call costs a stack frame in scratch

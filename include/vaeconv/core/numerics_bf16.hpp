@@ -61,11 +61,13 @@ VAECONV_HD inline float bf16_to_float(std::uint16_t bits) {
 //    which is the correct next binade, and from the largest binade it yields exactly the Inf
 //    pattern 0x7F80 (IEEE overflow under RNE). Inf itself has zero low bits and is unchanged.
 //    The sum cannot wrap: the largest non-NaN input 0xFF800000 plus 0x8000 stays below 2^32.
+// Both results are computed and one selected (a NaN's sum, which may wrap, is discarded): on the
+// GPU a select, where an early return became a divergent branch per converted value.
 VAECONV_HD inline std::uint16_t float_to_bf16(float f) {
   const std::uint32_t u = detail::float_as_bits(f);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return std::uint16_t((u >> 16) | 0x0040u);
   const std::uint32_t rounded = u + 0x7FFFu + ((u >> 16) & 1u);
-  return std::uint16_t(rounded >> 16);
+  const std::uint32_t quieted = u | 0x00400000u;
+  return std::uint16_t(((u & 0x7FFFFFFFu) > 0x7F800000u ? quieted : rounded) >> 16);
 }
 
 }  // namespace vaeconv

@@ -14,8 +14,10 @@
 //
 // Encoders are round-to-nearest-even and SATURATING (finite overflow and +-Inf clamp to the
 // largest finite value, the convention of quantisation pipelines, since neither format has an
-// Inf). They work on the binary32 bit pattern with integer arithmetic only (no tables, no
-// std:: calls), so they run unchanged in device code.
+// Inf). They work on the binary32 bit pattern with integer arithmetic (no tables, no std::
+// calls), so they run unchanged in device code; the one float operation, the add that rounds a
+// subnormal target code (e4m3_encode_magnitude), relies only on the default round-to-nearest-even
+// mode and is exact whether or not denormals are flushed.
 #pragma once
 #include <cstdint>
 
@@ -49,27 +51,29 @@ VAECONV_HD inline float e4m3_magnitude_to_float(std::uint32_t mag, int bias) {
 // Unsaturated RNE encoding of a non-NaN magnitude `a` (binary32 bits with the sign cleared) into
 // an e4m3 magnitude code with the given bias. The result may exceed 0x7F (or be the NaN pattern);
 // callers saturate. Inf arrives here as a large finite-looking pattern and saturates as well.
+// Both encodings below are computed and one selected, branch-free: on the GPU the FP8-output
+// epilogue runs this per element, where branches became divergent exec-mask blocks. A NaN `a`
+// gives some code (no undefined shift) that the callers replace.
 VAECONV_HD inline std::uint32_t e4m3_encode_magnitude(std::uint32_t a, int bias) {
   const std::uint32_t exp_f = a >> 23;
   const std::uint32_t min_normal_exp_f = std::uint32_t(127 - bias + 1);  // float exp of 2^(1-bias)
-  if (exp_f >= min_normal_exp_f) {
-    // Normal in the target: rebias in place, so the code is just bits [30:20] of r. Rounding by
-    // adding (half - 1) + lowest-kept-bit is RNE; a mantissa carry bumps the exponent, which is
-    // the right next binade (and may run past the max code: saturated by the caller).
-    const std::uint32_t r = a - (std::uint32_t(127 - bias) << 23);
-    return (r + 0x7FFFFu + ((r >> 20) & 1u)) >> 20;
-  }
-  // Subnormal (or zero) in the target: code = round(value / 2^(1-bias-3)). With the implicit
-  // bit restored, value = mant * 2^(exp_f - 150), so the code is mant >> shift, rounded RNE.
-  // shift >= 21 here; at shift 24 mant / 2^24 lies in [0.5, 1) and still rounds (an exact 0.5,
-  // i.e. half the smallest subnormal, ties to even = 0); beyond 24 everything rounds to 0.
-  // Float zeros and denormals land in that last case. Rounding up from the largest subnormal
-  // carries into code 0x08, the smallest normal, which is correct.
-  const std::uint32_t shift = 20u + min_normal_exp_f - exp_f;
-  if (shift > 24u) return 0u;
-  const std::uint32_t mant = (a & 0x7FFFFFu) | 0x800000u;
-  const std::uint32_t half_minus_1 = (1u << (shift - 1u)) - 1u;
-  return (mant + half_minus_1 + ((mant >> shift) & 1u)) >> shift;
+  // Normal in the target: rebias in place, so the code is just bits [30:20] of r. Rounding by
+  // adding (half - 1) + lowest-kept-bit is RNE; a mantissa carry bumps the exponent, which is
+  // the right next binade (and may run past the max code: saturated by the caller). (Below the
+  // normal range r wraps; that result is not selected.)
+  const std::uint32_t r = a - (std::uint32_t(127 - bias) << 23);
+  const std::uint32_t normal = (r + 0x7FFFFu + ((r >> 20) & 1u)) >> 20;
+  // Subnormal (or zero) in the target: code = round(value / 2^(1-bias-3)), RNE. Adding
+  // 2^(21-bias) to the value in binary32 rounds it (RNE, the float add's own rounding) to a
+  // multiple of that float's ulp, 2^(21-bias-23) = 2^(1-bias-3): the code, which the sum's low
+  // mantissa bits then hold. value < 2^(1-bias) keeps the sum below 2^(22-bias) (one binade, no
+  // renormalising); rounding up from the largest subnormal gives code 0x08, the smallest normal,
+  // which is correct. Float zeros and denormals give 0 whether or not the target flushes them
+  // (the sum is normal). (Above the subnormal range the sum is not selected.)
+  const std::uint32_t magic = std::uint32_t(127 + 21 - bias) << 23;  // 2^(21-bias)
+  const std::uint32_t subnormal =
+      detail::float_as_bits(bits_as_float(a) + bits_as_float(magic)) - magic;
+  return exp_f >= min_normal_exp_f ? normal : subnormal;
 }
 
 }  // namespace detail
@@ -90,10 +94,9 @@ VAECONV_HD inline float e4m3fn_to_float(std::uint8_t b) {
 VAECONV_HD inline std::uint8_t float_to_e4m3fn(float f) {
   const std::uint32_t u = detail::float_as_bits(f);
   const std::uint32_t sign = (u >> 24) & 0x80u, a = u & 0x7FFFFFFFu;
-  if (a > 0x7F800000u) return std::uint8_t(sign | 0x7Fu);
   std::uint32_t mag = detail::e4m3_encode_magnitude(a, 7);
-  if (mag > 0x7Eu) mag = 0x7Eu;  // also catches the NaN pattern 0x7F reached by rounding (464+)
-  return std::uint8_t(sign | mag);
+  mag = mag > 0x7Eu ? 0x7Eu : mag;  // also catches the NaN pattern 0x7F reached by rounding (464+)
+  return std::uint8_t(sign | (a > 0x7F800000u ? 0x7Fu : mag));  // a select, not a branch
 }
 
 // ---- AMD gfx942 e4m3fnuz (bias 8) -----------------------------------------------------------

@@ -219,14 +219,59 @@ VAECONV_UNROLL
     __syncthreads();
   }
 
+  // One whole 8-channel chunk of output pixel row `off`, channels n .. n + 7 (all < Cout), from
+  // its staged fp32 accumulators v: scale and bias (apply(), the packed path's expression), the
+  // residual, then the one rounding, in the order of store_element. The chunk's factors are read
+  // unconditionally (the missing-pointer tests are uniform, once per chunk), the residual as one
+  // 16-byte row, and the result stored as one 8- or 16-byte run.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void store_chunk(const ConvParams& p,
+                                                              float acc_scale, float y_scale,
+                                                              int n, int64_t off, float (&v)[8]) {
+    float mul[8], add[8];
+VAECONV_UNROLL
+    for (int e = 0; e < 8; ++e) mul[e] = 1.f;
+    if (kScaled && p.x_scale) {
+VAECONV_UNROLL
+      for (int e = 0; e < 8; ++e) mul[e] = acc_scale * p.w_scale[n + e];
+    }
+    if (p.bias) {
+VAECONV_UNROLL
+      for (int e = 0; e < 8; ++e) add[e] = p.bias[n + e];
+    } else {
+VAECONV_UNROLL
+      for (int e = 0; e < 8; ++e) add[e] = -0.f;
+    }
+VAECONV_UNROLL
+    for (int e = 0; e < 8; ++e) v[e] = apply(Column{mul[e], add[e]}, v[e]);
+    if (p.residual) {
+      const uint4 r4 =
+          *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(p.residual) + off);
+      const uint32_t rw[4] = {r4.x, r4.y, r4.z, r4.w};
+VAECONV_UNROLL
+      for (int e = 0; e < 8; ++e) v[e] += bf16_to_float(uint16_t(rw[e / 2] >> (16 * (e % 2))));
+    }
+    if (p.y_fp8) {  // FP8 output: e4m3fn at y_scale
+      uint32_t q[2] = {0, 0};
+VAECONV_UNROLL
+      for (int e = 0; e < 8; ++e)
+        q[e / 4] |= uint32_t(quantize_e4m3fn(v[e], y_scale, Arch::kFp8NanCode)) << (8 * (e % 4));
+      *reinterpret_cast<uint2*>(static_cast<uint8_t*>(p.y) + off) = make_uint2(q[0], q[1]);
+    } else {
+      uint32_t w[4];
+VAECONV_UNROLL
+      for (int e = 0; e < 4; ++e)
+        w[e] = uint32_t(float_to_bf16(v[2 * e])) | (uint32_t(float_to_bf16(v[2 * e + 1])) << 16);
+      *reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.y) + off) =
+          make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+
   template <class Rows, class FragC>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run_fp32(const ConvParams& p, const BlockCoord& b,
                                  const Rows& rows,
                                  FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int wm0, int wn0,
                                  int lane, float* stage) {
     const int tid = threadIdx.x;
-    uint16_t* y = static_cast<uint16_t*>(p.y);
-    const uint16_t* res = static_cast<const uint16_t*>(p.residual);
     const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;
     const bool vector_ok = (p.cout % 8) == 0;
     const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
@@ -259,60 +304,26 @@ VAECONV_UNROLL
         int m;
         if (!rows.pixel(row, m) || n >= p.cout) continue;
         const int64_t off = out_offset(p, frame_out, rows_packed, m, n);
-        // Two 16-byte LDS reads: rows are whole float4s and a chunk starts on 8 columns.
-        static_assert(Shape::kRowFloats % 4 == 0, "staged chunks are float4-aligned");
-        const float4* src =
-            reinterpret_cast<const float4*>(stage + Shape::stage_index(row, col0 + cc, s));
-        const int ne = p.cout - n < 8 ? p.cout - n : 8;
-        const float4 lo = src[0], hi = src[1];
-        float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        // Scale and bias (scaled(), the packed path's expression), then the residual, all in
-        // fp32, before the one rounding of the store. Elements past Cout are never stored.
-VAECONV_UNROLL
-        for (int e = 0; e < 8; ++e)
-          if (e < ne) v[e] = scaled(p, acc_scale, n + e, v[e]);
-        if (res) {
-          if (vector_ok) {  // ne == 8: one 16-byte read of the residual row
-            const uint4 r4 = *reinterpret_cast<const uint4*>(res + off);
-            const uint32_t rw[4] = {r4.x, r4.y, r4.z, r4.w};
-VAECONV_UNROLL
-            for (int e = 0; e < 8; ++e)
-              v[e] += bf16_to_float(uint16_t(rw[e / 2] >> (16 * (e % 2))));
-          } else {
-VAECONV_UNROLL
-            for (int e = 0; e < 8; ++e)
-              if (e < ne) v[e] += bf16_to_float(res[off + e]);
-          }
-        }
-        if (p.y_fp8) {  // FP8 output: e4m3fn at y_scale
-          uint8_t* y8 = static_cast<uint8_t*>(p.y);
-          uint8_t q[8];
-VAECONV_UNROLL
-          for (int e = 0; e < 8; ++e) q[e] = quantize_e4m3fn(v[e], y_scale, Arch::kFp8NanCode);
-          if (vector_ok) {
-            uint32_t lo = 0, hi = 0;
-VAECONV_UNROLL
-            for (int e = 0; e < 4; ++e) {
-              lo |= uint32_t(q[e]) << (8 * e);
-              hi |= uint32_t(q[4 + e]) << (8 * e);
-            }
-            *reinterpret_cast<uint2*>(y8 + off) = make_uint2(lo, hi);
-          } else {
-VAECONV_UNROLL
-            for (int e = 0; e < 8; ++e)
-              if (e < ne) y8[off + e] = q[e];
-          }
-        } else if (vector_ok) {
-          uint32_t ow4[4];
-VAECONV_UNROLL
-          for (int e = 0; e < 4; ++e)
-            ow4[e] = uint32_t(float_to_bf16(v[2 * e])) |
-                     (uint32_t(float_to_bf16(v[2 * e + 1])) << 16);
-          *reinterpret_cast<uint4*>(y + off) = make_uint4(ow4[0], ow4[1], ow4[2], ow4[3]);
+        if (vector_ok) {
+          // A whole chunk (Cout % 8 == 0, so n + 7 < Cout): one straight path, no per-element
+          // test. Two 16-byte LDS reads: rows are whole float4s and a chunk starts on 8 columns.
+          static_assert(Shape::kRowFloats % 4 == 0, "staged chunks are float4-aligned");
+          const float4* src =
+              reinterpret_cast<const float4*>(stage + Shape::stage_index(row, col0 + cc, s));
+          const float4 lo = src[0], hi = src[1];
+          float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+          store_chunk(p, acc_scale, y_scale, n, off, v);
         } else {
-VAECONV_UNROLL
+          // A chunk of a Cout that is no multiple of 8 (Cout = 3, the VAE's last layer), possibly
+          // cut at Cout: element by element, in a loop kept rolled (a rare path, one copy of its
+          // body; its counter is wave-uniform, the cut a lane mask), through the expression and
+          // order of the whole-chunk path.
+          const int ne = p.cout - n < 8 ? p.cout - n : 8;
+          const float* src = stage + Shape::stage_index(row, col0 + cc, s);
+VAECONV_NO_UNROLL
           for (int e = 0; e < 8; ++e)
-            if (e < ne) y[off + e] = float_to_bf16(v[e]);
+            if (e < ne) store_element(p, off + e, scaled(p, acc_scale, n + e, src[e]), y_scale,
+                          Arch::kFp8NanCode);
         }
       }
       __syncthreads();
