@@ -24,6 +24,8 @@
 // The fastest bias way (conv graph + kernel, or fused) is then checked, timed and fetched exactly as
 // the legacy path's ways are (vendor_common.hpp's ShapeRun), the plain kernel's output the
 // reference.
+// The video rows (cudnn_graph_video_bench, video_vendor.hpp) build the same graphs with 3 spatial
+// dims (NDHWC, KTRSC) on the padded conv3d input; video_vendor_run.hpp checks and times them.
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
@@ -39,6 +41,8 @@
 #include "vaeconv/core/numerics_fp8.hpp"
 #include "vendor_baseline.hpp"
 #include "vendor_common.hpp"
+#include "video_vendor.hpp"
+#include "video_vendor_run.hpp"
 
 #if CUDNN_MAJOR < 9
 #error "the cuDNN graph baseline needs cuDNN 9 or later (its backend API and cudnnGetLastErrorString)"
@@ -119,23 +123,64 @@ class Desc {
   TRY_G("set " #name, cudnnBackendSetAttribute((desc).get(), name, type, count, values))
 #define FINALIZE(desc, what) TRY_G(std::string("finalize ") + (what), cudnnBackendFinalize((desc).get()))
 
-// A 4-D tensor in NCHW dimension order with NHWC strides (the activations, [1][C][1][1] bias), or
-// KRSC for the filter (the same strides with K as N).
-std::string make_tensor(Desc* t, int64_t uid, cudnnDataType_t type, int64_t n, int64_t c, int64_t h,
-                        int64_t w, bool is_virtual, const char* what) {
+// A tensor in NC(D)HW dimension order with channels-last strides: 4-d (the activations,
+// [1][C][1][1] bias; KRSC for the filter, K as N) or 5-d (the video rows' NDHWC, KTRSC filter).
+std::string make_tensor(Desc* t, int64_t uid, cudnnDataType_t type, const std::vector<int64_t>& dims,
+                        bool is_virtual, const char* what) {
   TRY(t->create(CUDNN_BACKEND_TENSOR_DESCRIPTOR, what));
-  const int64_t dims[4] = {n, c, h, w};
-  const int64_t strides[4] = {h * w * c, 1, w * c, c};
+  const int64_t rank = int64_t(dims.size());
+  std::vector<int64_t> strides(dims.size());
+  int64_t s = dims[1];  // C is innermost, then the last spatial dim, ..., N outermost
+  strides[1] = 1;
+  for (int64_t i = rank - 1; i >= 2; --i) {
+    strides[size_t(i)] = s;
+    s *= dims[size_t(i)];
+  }
+  strides[0] = s;
   const bool virt = is_virtual;
   SET_ATTR(*t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
-  SET_ATTR(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
-  SET_ATTR(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
+  SET_ATTR(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, rank, dims.data());
+  SET_ATTR(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, rank, strides.data());
   SET_ATTR(*t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
   SET_ATTR(*t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &kAlignment);
   SET_ATTR(*t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
   FINALIZE(*t, what);
   return {};
 }
+
+// The conv a graph computes, 2 or 3 spatial dims: x [N][Cin][sp...], a 3 x 3 (x 3) filter, the
+// same padding and stride on every spatial dim.
+struct GraphConvShape {
+  int spatial = 2;
+  int64_t n = 1, cin = 1, cout = 1;
+  int64_t in[3] = {1, 1, 1};  // input sizes (H, W or T, H, W)
+  int64_t pad = 0, stride = 1;
+  static GraphConvShape of(const VendorConv& vc) {
+    GraphConvShape s;
+    s.n = vc.frames;
+    s.cin = vc.cin;
+    s.cout = vc.cout;
+    s.in[0] = vc.ch;
+    s.in[1] = vc.cw;
+    s.pad = vc.pad;
+    s.stride = vc.stride;
+    return s;
+  }
+  std::vector<int64_t> x_dims() const { return dims(n, cin, [&](int i) { return in[i]; }); }
+  std::vector<int64_t> w_dims() const { return dims(cout, cin, [](int) { return int64_t(3); }); }
+  std::vector<int64_t> y_dims() const {
+    return dims(n, cout, [&](int i) { return (in[i] + 2 * pad - 3) / stride + 1; });
+  }
+  std::vector<int64_t> per_channel_dims() const { return dims(1, cout, [](int) { return int64_t(1); }); }
+
+ private:
+  template <class F>
+  std::vector<int64_t> dims(int64_t a, int64_t b, const F& sp) const {
+    std::vector<int64_t> d = {a, b};
+    for (int i = 0; i < spatial; ++i) d.push_back(sp(i));
+    return d;
+  }
+};
 
 // One operation graph (the conv alone, or the conv with its bias fused), its tuned plan, and the
 // workspace and variant packs it runs with.
@@ -150,35 +195,37 @@ class Graph {
 
   // Builds the graph `form` for the problem `vc` (with a bias: the bias tensor of type `bias_type`).
   std::string build(cudnnHandle_t h, const VendorConv& vc, Form form, cudnnDataType_t bias_type) {
+    return build(h, GraphConvShape::of(vc), form, bias_type);
+  }
+  std::string build(cudnnHandle_t h, const GraphConvShape& s, Form form, cudnnDataType_t bias_type) {
     h_ = h;
     form_ = form;
     const bool fused = form != Form::kConv, fp8 = form == Form::kFp8ScaleBias;
     const cudnnDataType_t in_type = fp8 ? CUDNN_DATA_FP8_E4M3 : CUDNN_DATA_BFLOAT16;
-    const int64_t oh = (vc.ch + 2 * vc.pad - 3) / vc.stride + 1;
-    const int64_t ow = (vc.cw + 2 * vc.pad - 3) / vc.stride + 1;
     Desc x, w, y, b, t, conv, op, pw, pw_op, sc, u, mul, mul_op;
-    TRY(make_tensor(&x, kUidX, in_type, vc.frames, vc.cin, vc.ch, vc.cw, false, "tensor x"));
-    TRY(make_tensor(&w, kUidW, in_type, vc.cout, vc.cin, 3, 3, false, "tensor w"));
-    TRY(make_tensor(&y, kUidY, CUDNN_DATA_BFLOAT16, vc.frames, vc.cout, oh, ow, false, "tensor y"));
+    TRY(make_tensor(&x, kUidX, in_type, s.x_dims(), false, "tensor x"));
+    TRY(make_tensor(&w, kUidW, in_type, s.w_dims(), false, "tensor w"));
+    TRY(make_tensor(&y, kUidY, CUDNN_DATA_BFLOAT16, s.y_dims(), false, "tensor y"));
     if (fused) {
-      TRY(make_tensor(&t, kUidT, CUDNN_DATA_FLOAT, vc.frames, vc.cout, oh, ow, true, "tensor t (conv output)"));
-      TRY(make_tensor(&b, kUidB, bias_type, 1, vc.cout, 1, 1, false, "tensor bias"));
+      TRY(make_tensor(&t, kUidT, CUDNN_DATA_FLOAT, s.y_dims(), true, "tensor t (conv output)"));
+      TRY(make_tensor(&b, kUidB, bias_type, s.per_channel_dims(), false, "tensor bias"));
     }
     if (fp8) {
-      TRY(make_tensor(&sc, kUidS, CUDNN_DATA_FLOAT, 1, vc.cout, 1, 1, false, "tensor descale"));
-      TRY(make_tensor(&u, kUidU, CUDNN_DATA_FLOAT, vc.frames, vc.cout, oh, ow, true, "tensor u (descaled)"));
+      TRY(make_tensor(&sc, kUidS, CUDNN_DATA_FLOAT, s.per_channel_dims(), false, "tensor descale"));
+      TRY(make_tensor(&u, kUidU, CUDNN_DATA_FLOAT, s.y_dims(), true, "tensor u (descaled)"));
     }
     TRY(conv.create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "convolution"));
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
     const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    const int64_t dims = 2, one[2] = {1, 1}, stride[2] = {vc.stride, vc.stride}, pad[2] = {vc.pad, vc.pad};
+    const int64_t dims = s.spatial, one[3] = {1, 1, 1}, stride[3] = {s.stride, s.stride, s.stride},
+                  pad[3] = {s.pad, s.pad, s.pad};
     SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
     SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
     SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims);
-    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one);
-    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
-    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dims, one);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, dims, stride);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, dims, pad);
+    SET_ATTR(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, dims, pad);
     FINALIZE(conv, "convolution");
 
     TRY(op.create(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, "convolution forward"));
@@ -684,6 +731,77 @@ std::string run_shape_fp8(const vaeconv::ConvDesc& d, const std::vector<uint16_t
   return {};
 }
 
+// --- Video rows: the conv3d of the cached causal conv (video_vendor.hpp) -----------------------
+// The conv graph (and the fused-bias graph) with 3 spatial dims on the padded NDHWC input, padding
+// 0, tuned as above; the engine's cat + pad and the timing are video_vendor_run.hpp's.
+std::string run_video_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_ktrsc,
+                            const std::vector<float>& bias, const std::vector<void*>& caches,
+                            const std::vector<void*>& xs, const std::vector<void*>& ys, int iters,
+                            cudaStream_t stream, std::vector<uint16_t>* y_host, VendorPath* r) {
+  VideoRun run(d, caches, xs, ys, iters, stream);
+  TRY(run.unsupported());
+  GraphConvShape s;
+  s.spatial = 3;
+  s.cin = d.cin;
+  s.cout = d.cout;
+  s.in[0] = run.tp;
+  s.in[1] = run.hp;
+  s.in[2] = run.wp;
+  const std::vector<int64_t> yd = s.y_dims();
+  if (yd[2] != d.out_t() || yd[3] != d.out_h() || yd[4] != d.out_w())
+    return "cuDNN graph API: the conv3d's output differs from vaeconv's";
+  Handle handle;
+  TRY_G("cudnnCreate", cudnnCreate(&handle.h));
+  TRY_G("cudnnSetStream", cudnnSetStream(handle.h, stream));
+  TRY(run.upload(w_ktrsc, bias));
+  TRY(run.prepare_inputs());
+  Graph conv_graph;
+  TRY(conv_graph.build(handle.h, s, Form::kConv, CUDNN_DATA_FLOAT));
+  TRY(conv_graph.tune(run.w, nullptr, nullptr, run.padded, ys, stream));
+  enum { kKernel = 0, kFused = 1, kBiasWays = 2 };
+  bool usable[kBiasWays] = {true, false};
+  std::string notes;
+  Graph fused_graph;
+  {
+    std::string e = fused_graph.build(handle.h, s, Form::kConvBias, CUDNN_DATA_FLOAT);
+    if (e.empty()) e = fused_graph.tune(run.w, run.bias_f32, nullptr, run.padded, ys, stream);
+    (void)cudaGetLastError();
+    if (e.empty()) usable[kFused] = true;
+    else notes += "fused, fp32 bias: " + e + "; ";
+  }
+  TRY(run.for_each_timed_pair([&](const void* x, void* y) -> std::string {
+    TRY(conv_graph.pack(x, y));
+    if (usable[kFused]) TRY(fused_graph.pack(x, y));
+    return {};
+  }));
+  auto conv = [&](const void* x, void* y) { return conv_graph.run(x, y); };
+  auto conv_bias = [&](int way, const void* x, void* y) -> std::string {
+    if (way == kFused) return fused_graph.run(x, y);
+    TRY(conv_graph.run(x, y));
+    return add_bias(y, run.bias_f32, run.y_elems, int(d.cout), stream);
+  };
+  static const char* const kBiasName[kBiasWays] = {
+      "graph conv3d + own bias kernel (fp32 bias, separate pass over y, like PyTorch's add_)",
+      "graph conv3d + pointwise add (bias fused into the conv's plan)"};
+  static const char* const kNoteName[kBiasWays] = {"own bias kernel", "fused"};
+  double way_us[kBiasWays];
+  ShapeRun::Times t;
+  TRY(run.check_time_fetch(ShapeRun::Ways<kBiasWays>{kNoteName, usable, kKernel}, conv, conv_bias, way_us, &t,
+                           y_host));
+  r->algo = "conv: " + conv_graph.name;
+  if (usable[kFused]) r->algo += "; fused: " + fused_graph.name;
+  r->workspace_bytes = t.best_way == kFused ? fused_graph.ws_bytes : conv_graph.ws_bytes;
+  r->conv_nobias_us = t.conv_nobias_us;
+  r->conv_biaskernel_us = way_us[kKernel];
+  r->conv_fused_us = way_us[kFused];
+  r->conv_us = way_us[t.best_way];
+  r->pipeline_us = t.pipeline_us;
+  r->bias_mode = kBiasName[t.best_way];
+  r->bias_notes = notes + t.notes;
+  r->ran = true;
+  return {};
+}
+
 }  // namespace
 
 VendorPath cudnn_graph_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_krsc,
@@ -701,6 +819,15 @@ VendorPath cudnn_graph_fp8_bench(const vaeconv::ConvDesc& d, const std::vector<u
                                  const std::vector<uint16_t>& y_ref) {
   return vendor::vendor_result<VendorPath>([&](VendorPath* r) {
     return run_shape_fp8(d, w_krsc, bias, xs, ys, iters, static_cast<cudaStream_t>(stream), y_ref, r);
+  });
+}
+
+VendorPath cudnn_graph_video_bench(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_ktrsc,
+                                   const std::vector<float>& bias, const std::vector<void*>& caches,
+                                   const std::vector<void*>& xs, const std::vector<void*>& ys, int iters,
+                                   void* stream, std::vector<uint16_t>* y_host) {
+  return vendor::vendor_result<VendorPath>([&](VendorPath* r) {
+    return run_video_shape(d, w_ktrsc, bias, caches, xs, ys, iters, static_cast<cudaStream_t>(stream), y_host, r);
   });
 }
 

@@ -13,6 +13,10 @@ engine configurations on the first call of each shape), TF32 off:
                  bench's "pipeline" (engine) figure;
   torch_conv_us  the conv + bias alone on a pre-padded / pre-upsampled input (the bench's "conv").
 A row with t > 1 runs the conv3d form (causal pad of 2 frames in front, channels_last_3d).
+--video takes the video rows (`vaeconv_bench --video --list`): a row with cache_frames runs what
+diffusers' WanCausalConv3d runs with a cache, F.conv3d(F.pad(torch.cat([cache, x], 2),
+(1, 1, 1, 1, 2 - cache_frames, 0)), w, b) on channels_last_3d tensors (torch_us), and the conv3d
+alone on a ready padded input (torch_conv_us); merge its JSON (vaeconv_bench --video --json).
 Timing as the bench: 3 warm-up runs, then the median of --iters CUDA-event-timed runs, inputs
 rotated over >= 256 MB of copies. Before a shape is timed its output is compared with an fp32
 F.conv2d/F.conv3d of the same bf16 values (rel L2 <= 1e-2): a wrong result reports no time.
@@ -35,11 +39,12 @@ REL_L2_TOL = 1e-2
 DEVICE = "cuda"
 
 
-def shapes_from_bench(binary):
+def shapes_from_bench(binary, video=False):
     env = dict(os.environ)
     kernels = os.path.join(os.path.dirname(os.path.abspath(binary)), "..", "kernels")
     env["LD_LIBRARY_PATH"] = kernels + os.pathsep + env.get("LD_LIBRARY_PATH", "")
-    out = subprocess.run([binary, "--list"], check=True, capture_output=True, text=True, env=env).stdout
+    out = subprocess.run([binary] + (["--video"] if video else []) + ["--list"], check=True, capture_output=True,
+                         text=True, env=env).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
@@ -62,25 +67,40 @@ def median_us(fn, iters, torch):
 
 def run_shape(sh, iters, torch, F):
     kind, ci, co, h, w, t = sh["kind"], sh["cin"], sh["cout"], sh["h"], sh["w"], sh.get("t", 1)
+    cf = sh.get("cache_frames", 0)
     dev, bf16 = DEVICE, torch.bfloat16
     g = torch.Generator(device=dev).manual_seed(42)
-    three_d = t > 1
+    three_d = t > 1 or cf > 0
     if three_d and kind != "causal3x3x3":
         raise ValueError("t > 1 is run only for the causal conv (no %s form in the bench)" % kind)
     fmt = torch.channels_last_3d if three_d else torch.channels_last
     xshape = (1, ci, t, h, w) if three_d else (1, ci, h, w)
     oh, ow = sh["out_h"], sh["out_w"]
-    x_bytes = 2 * ci * t * h * w
+    x_bytes = 2 * ci * (t + cf) * h * w
     y_bytes = 2 * co * t * oh * ow
     copies = max(1, min(16, COPY_BYTES // (x_bytes + y_bytes)))
-    xs = [(torch.rand(xshape, device=dev, generator=g) * 2 - 1).to(bf16).contiguous(memory_format=fmt)
-          for _ in range(copies)]
+
+    def rand(shape):
+        return (torch.rand(shape, device=dev, generator=g) * 2 - 1).to(bf16).contiguous(memory_format=fmt)
+    if cf:  # the video rows: xs[i] is the index of the pair (caches[i], cached_x[i])
+        caches = [rand((1, ci, cf, h, w)) for _ in range(copies)]
+        cached_x = [rand(xshape) for _ in range(copies)]
+        xs = list(range(copies))
+    else:
+        xs = [rand(xshape) for _ in range(copies)]
     wshape = (co, ci, 3, 3, 3) if three_d else (co, ci, 3, 3)
     wt = ((torch.rand(wshape, device=dev, generator=g) * 2 - 1) * (1.7 / (ci * (27 if three_d else 9)) ** 0.5))
     wt = wt.to(bf16).contiguous(memory_format=fmt)
     b = ((torch.rand(co, device=dev, generator=g) - 0.5)).to(bf16)
 
-    if three_d:
+    if cf:
+        def prep(i):  # diffusers' WanCausalConv3d with a cache: cat, then the causal + spatial pad
+            cx = torch.cat([caches[i], cached_x[i]], 2)
+            return F.pad(cx, (1, 1, 1, 1, 2 - cf, 0))
+
+        def conv(x, wt_, b_):
+            return F.conv3d(x, wt_, b_)
+    elif three_d:
         def prep(x):
             return F.pad(x, (1, 1, 1, 1, 2, 0))
 
@@ -110,8 +130,8 @@ def run_shape(sh, iters, torch, F):
     # Correctness first: the bf16 pipeline against fp32 arithmetic on the same bf16 values.
     y = conv(prep(xs[0]), wt, b)
     ref = conv(prep(xs[0]).float(), wt.float(), b.float())
-    if tuple(y.shape[-2:]) != (oh, ow):
-        raise RuntimeError("output %s, the bench's %dx%d" % (tuple(y.shape), oh, ow))
+    if tuple(y.shape[-2:]) != (oh, ow) or (three_d and y.shape[2] != t):
+        raise RuntimeError("output %s, the bench's %dx%d (T %d)" % (tuple(y.shape), oh, ow, t))
     yf = y.float()
     if not torch.isfinite(yf).all():
         raise RuntimeError("non-finite output")
@@ -121,7 +141,7 @@ def run_shape(sh, iters, torch, F):
     del y, yf, ref
 
     pipe_us = median_us(lambda i: conv(prep(xs[i % copies]), wt, b), iters, torch)
-    if kind == "causal3x3x3" and not three_d:
+    if kind == "causal3x3x3" and not three_d and not cf:
         conv_us = pipe_us  # nothing to prepare: the same call
     else:
         xp = [prep(x).contiguous(memory_format=fmt) for x in xs]
@@ -178,6 +198,7 @@ def main(argv=None):
     ap.add_argument("--out", help="merged JSON (default: MERGE with .torch.json; without --merge: torch.json)")
     ap.add_argument("--iters", type=int, default=20, help="timed runs per shape (default %(default)s)")
     ap.add_argument("--shape", help="one shape id")
+    ap.add_argument("--video", action="store_true", help="the video rows (vaeconv_bench --video --list)")
     a = ap.parse_args(argv)
     if not a.bench and not a.merge:
         ap.error("give --bench (shapes from vaeconv_bench --list) and/or --merge (shapes from its JSON)")
@@ -197,10 +218,11 @@ def main(argv=None):
         with open(a.merge) as fh:
             data = json.load(fh)
     if a.bench:
-        shapes = shapes_from_bench(a.bench)
+        shapes = shapes_from_bench(a.bench, a.video)
     else:
-        shapes = [dict(id=r["id"], kind=r["kind"], cin=r["cin"], cout=r["cout"], h=r["h"], w=r["w"], t=1,
-                       out_h=r["out_h"], out_w=r["out_w"], calls=r["calls"], resolution=r["resolution"])
+        shapes = [dict(id=r["id"], kind=r["kind"], cin=r["cin"], cout=r["cout"], h=r["h"], w=r["w"], t=r.get("t", 1),
+                       cache_frames=r.get("cache_frames", 0), out_h=r["out_h"], out_w=r["out_w"],
+                       calls=r["calls"], resolution=r["resolution"])
                   for r in data["rows"]]
     if a.shape:
         shapes = [s for s in shapes if s["id"] == a.shape]

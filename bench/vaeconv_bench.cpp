@@ -11,6 +11,9 @@
 //   vaeconv_bench --peak-tflops X / --mem-tbps X   the ceilings the fractions are taken of
 //   vaeconv_bench --list          the seed shapes as JSON lines, no GPU needed (read by
 //                                 bench/torch_conv_crosscheck.py); --help this usage
+//   vaeconv_bench --video         the video rows instead (video_shapes.hpp: Wan's dominant cached
+//                                 causal convs against cuDNN's cat + pad + conv3d; --shape takes
+//                                 their ids, --list lists them; bench/video_bench.cpp)
 //
 // Method (the device's METHOD.md): random bf16 data, warm-up first, event-timed runs, median;
 // inputs rotate over enough copies that each run reads memory not left in L2; before a shape is
@@ -35,6 +38,7 @@
 #include "vaeconv/reference/packed_reference.hpp"
 #include "bench_conv_entry.hpp"  // the timed conv: the library's, or a sweep candidate's
 #include "vaeconv_kernels.hpp"
+#include "video_shapes.hpp"
 
 namespace {
 
@@ -64,6 +68,7 @@ struct Options {
   bool vendor = true;
   bool fp8 = true;
   bool bf16 = true;  // --fp8-only: false
+  bool video = false;  // --video (or --shape naming a video row): the video rows
   double peak_tflops = kMmaSyncBf16PeakTflops, mem_tbps = kHbmCopyTBps;
 };
 
@@ -485,6 +490,7 @@ int list_shapes() {
 
 int main(int argc, char** argv) {
   Options o;
+  bool list = false;
 #if defined(VAECONV_EXPERIMENT)
   std::printf("EXPERIMENT BUILD (bench/sweep.sh flags noepi/nomma/nocopy): a kernel stage is left "
               "out, outputs are wrong by design and not checked; times only locate the limit\n");
@@ -498,16 +504,24 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fp8-only")) o.bf16 = false;
     else if (!std::strcmp(argv[i], "--peak-tflops") && i + 1 < argc) o.peak_tflops = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--mem-tbps") && i + 1 < argc) o.mem_tbps = std::atof(argv[++i]);
-    else if (!std::strcmp(argv[i], "--list")) return list_shapes();
+    else if (!std::strcmp(argv[i], "--list")) list = true;
+    else if (!std::strcmp(argv[i], "--video")) o.video = true;
     else {
       const bool help = !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h");
       std::fprintf(help ? stdout : stderr,
-                   "usage: %s [--shape ID] [--iters N] [--json FILE] [--no-vendor] [--no-fp8] "
-                   "[--fp8-only] [--peak-tflops X] [--mem-tbps X] | --list | --help\n",
+                   "usage: %s [--video] [--shape ID] [--iters N] [--json FILE] [--no-vendor] [--no-fp8] "
+                   "[--fp8-only] [--peak-tflops X] [--mem-tbps X] | [--video] --list | --help\n",
                    argv[0]);
+      if (help) {
+        std::printf("--video: the video rows (Wan's cached causal convs against cuDNN's cat + pad + conv3d):");
+        for (const auto& v : vaeconv_bench::kVideoShapes) std::printf(" %s", v.id);
+        std::printf("\n");
+      }
       return help ? 0 : 2;
     }
   }
+  if (vaeconv_bench::is_video_shape(o.only)) o.video = true;
+  if (list) return o.video ? vaeconv_bench::list_video_shapes() : list_shapes();
   if (!o.bf16) {  // --fp8-only: no BF16 time, so nothing for the vendor or the JSON to sit beside
     if (!o.fp8 || !o.json.empty()) {
       std::fprintf(stderr, "--fp8-only takes neither --no-fp8 nor --json\n");
@@ -536,6 +550,18 @@ int main(int argc, char** argv) {
   std::printf("peak = %.0f TFLOP/s (mma.sync bf16, measured, shared/anchors/README.md); memory floor = "
               "(input + weights + bias + output bytes) / %.1f TB/s\n",
               o.peak_tflops, o.mem_tbps);
+  if (o.video) {
+    vaeconv_bench::VideoOptions vo;
+    vo.only = o.only;
+    vo.json = o.json;
+    vo.iters = o.iters;
+    vo.vendor = o.vendor;
+    vo.fp8 = o.fp8;
+    vo.bf16 = o.bf16;
+    vo.peak_tflops = o.peak_tflops;
+    vo.mem_tbps = o.mem_tbps;
+    return vaeconv_bench::run_video_bench(vo);
+  }
   if (o.vendor)
     std::printf("ratio = vaeconv time / vendor time (< 1: vaeconv faster); v.nobias = vendor conv "
                 "alone; v.conv = + bias (fastest way, see below), on a pre-padded/pre-upsampled input; v.eng = + the "
