@@ -38,10 +38,17 @@ VAECONV_HD inline float fp8_scale_for_amax(float amax) {
 inline constexpr uint8_t kFp8NanInScale = 0x00u;
 
 // One element: e4m3fn(x / scale), -0 stored as 0x00 and a NaN as nan_code (see the top of the file).
+// float_to_e4m3fn's encoding and saturation with the two exceptions applied to its parts, so that
+// NaN is tested once: selects, no branch (the FP8-output epilogue runs this per element).
 VAECONV_HD inline uint8_t quantize_e4m3fn(float x, float scale, uint8_t nan_code = kFp8NanInScale) {
-  const float q = x / scale;
-  const uint8_t b = float_to_e4m3fn(q);
-  return q != q ? nan_code : b == 0x80u ? uint8_t(0u) : b;  // selects: the epilogue's per element
+  const uint32_t u = detail::float_as_bits(x / scale);
+  const uint32_t sign = (u >> 24) & 0x80u, a = u & 0x7FFFFFFFu;
+  uint32_t mag = detail::e4m3_encode_magnitude(a, 7);
+  mag = mag > 0x7Eu ? 0x7Eu : mag;                     // satfinite, as float_to_e4m3fn
+  // A -0 result stored as +0: the sign kept only with a nonzero magnitude, whose bit 7 of
+  // mag + 0x7F (mag <= 0x7E) says so, without a compare.
+  const uint32_t code = mag | (sign & (mag + 0x7Fu));
+  return a > 0x7F800000u ? nan_code : uint8_t(code);   // a NaN quotient
 }
 
 // The host reference of quantize_fp8 (api/quantize.hpp): bf16 bits in, e4m3fn bytes and scale out.
