@@ -3,8 +3,8 @@
 // (cudnn_graph_baseline.cpp) on the same buffers and keeps the faster, as vendor_bench does for
 // the image rows.
 //
-// Legacy path: 5-d NDHWC bf16 tensor descriptors (cudnnSetTensorNdDescriptorEx, NHWC format),
-// a KTRSC bf16 filter, cudnnSetConvolutionNdDescriptor (3 spatial dims, padding 0: the input is
+// Legacy path: 5-d bf16 tensor descriptors with NDHWC strides (cudnnSetTensorNdDescriptor, as
+// PyTorch sets channels_last_3d tensors), a KTRSC bf16 filter (NHWC format), cudnnSetConvolutionNdDescriptor (3 spatial dims, padding 0: the input is
 // already padded, as diffusers' F.pad leaves it), fp32 compute, tensor-op math; the algorithm
 // chosen once by cudnnFindConvolutionForwardAlgorithmEx with a workspace as large as any
 // algorithm asks for (capped at 2 GiB). Bias two ways, the faster counts: the plain fp32 kernel
@@ -52,6 +52,12 @@ struct LegacyState {
 #define TRY(expr) VENDOR_TRY(expr)
 #define TRY_CUDA(expr) VENDOR_TRY_RT(expr)
 
+// A 5-d tensor, dims in NCDHW order, with NDHWC (channels_last_3d) strides, as PyTorch describes it.
+cudnnStatus_t set_ndhwc(cudnnTensorDescriptor_t t, cudnnDataType_t type, const int (&dims)[5]) {
+  const int c = dims[1], strides[5] = {dims[2] * dims[3] * dims[4] * c, 1, dims[3] * dims[4] * c, dims[4] * c, c};
+  return cudnnSetTensorNdDescriptor(t, type, 5, dims, strides);
+}
+
 std::string legacy_video(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w_ktrsc,
                          const std::vector<float>& bias, const std::vector<void*>& caches,
                          const std::vector<void*>& xs, const std::vector<void*>& ys, int iters,
@@ -69,7 +75,7 @@ std::string legacy_video(const vaeconv::ConvDesc& d, const std::vector<uint16_t>
   TRY_CUDNN(cudnnCreateConvolutionDescriptor(&st.cd));
   const int xdims[5] = {1, c, run.tp, run.hp, run.wp}, wdims[5] = {k, c, 3, 3, 3};
   const int pad[3] = {0, 0, 0}, one[3] = {1, 1, 1};
-  TRY_CUDNN(cudnnSetTensorNdDescriptorEx(st.xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, 5, xdims));
+  TRY_CUDNN(set_ndhwc(st.xd, CUDNN_DATA_BFLOAT16, xdims));
   TRY_CUDNN(cudnnSetFilterNdDescriptor(st.wd, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, 5, wdims));
   TRY_CUDNN(cudnnSetConvolutionNdDescriptor(st.cd, 3, pad, one, one, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   TRY_CUDNN(cudnnSetConvolutionMathType(st.cd, CUDNN_TENSOR_OP_MATH));
@@ -77,9 +83,9 @@ std::string legacy_video(const vaeconv::ConvDesc& d, const std::vector<uint16_t>
   TRY_CUDNN(cudnnGetConvolutionNdForwardOutputDim(st.cd, st.xd, st.wd, 5, out));
   if (out[0] != 1 || out[1] != k || out[2] != d.out_t() || out[3] != d.out_h() || out[4] != d.out_w())
     return "cuDNN's conv3d output differs from vaeconv's";
-  TRY_CUDNN(cudnnSetTensorNdDescriptorEx(st.yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, 5, out));
+  TRY_CUDNN(set_ndhwc(st.yd, CUDNN_DATA_BFLOAT16, out));
   const int bdims[5] = {1, k, 1, 1, 1};
-  TRY_CUDNN(cudnnSetTensorNdDescriptorEx(st.bd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, bdims));
+  TRY_CUDNN(set_ndhwc(st.bd, CUDNN_DATA_FLOAT, bdims));
   TRY(run.upload(w_ktrsc, bias));
   TRY(run.prepare_inputs());
 
