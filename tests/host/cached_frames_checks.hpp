@@ -146,6 +146,9 @@ struct EmulatedWaveArch {
   // or past the view's allocation: num_records is not the allocation's size).
   static inline const uint8_t* lane_view = nullptr;
   static inline int64_t stray_reads = 0;
+  // Out of range at or past this offset (the views here are far smaller): the gathers' folded
+  // offsets are loaded as they are, as on AMD (kernel::FoldsRange).
+  static constexpr uint32_t kOutOfRange = 0x80000000u;
   template <int N>
   struct Slot {
     Chunk16 v[N];

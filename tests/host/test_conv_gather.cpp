@@ -291,7 +291,7 @@ TEST(WeightGather, RowsAndTail) {
   // The implicit GEMM's form keeps the offset, stepped per K tile, and folds a row past Cout or
   // past the block's rows into an out-of-range offset (every step of K keeps it there).
   for (int rows : {32, 19, 3}) {
-    kernel::WeightGather<2, 16, 32, 2> f;
+    kernel::FoldedWeightGather<2, 16, 32, 2> f;
     f.init(p, b, 3, 1, rows);
     for (int kt = 0; kt < w.k_pad / 32; ++kt) {
       if (rows > 3) EXPECT_EQ(f.offset(0), f.at(p, 0)) << "kt " << kt;

@@ -134,7 +134,7 @@ TEST(PipelineSchedule, NegativeControlsFail) {
 // exactly when that tile lies inside K (an untested refill past K, or a last tile that should
 // have refilled, is an error).
 template <class S>
-std::string staged_trips(int k_tiles) {
+std::string staged_trips(int k_tiles, bool passes) {
   std::vector<int> order, refills;
   std::string error;
   auto step = [&](int kt, int slot, bool tested, bool refills_here) {
@@ -151,17 +151,37 @@ std::string staged_trips(int k_tiles) {
       refills.push_back(next);
     }
   };
-  // The steady trips' buffers as BlockGemm rotates them: b0 = buffer(kt0) carried from trip to
-  // trip, tile kt0 + u in rotate(b0, u), its refill in rotate(that, kAhead).
-  int kt0 = 0, b0 = S::buffer(0);
-  for (; S::steady_trip(kt0, k_tiles); kt0 += S::kAhead, b0 = S::rotate(b0, S::kAhead))
-    for (int u = 0; u < S::kAhead; ++u) {
-      const int kt = kt0 + u, b = S::rotate(b0, u);
-      if (b != S::buffer(kt)) error = "tile " + std::to_string(kt) + " in the wrong buffer";
-      if (S::rotate(b, S::kAhead) != S::buffer(S::refill_tile(kt)))
-        error = "the refill of tile " + std::to_string(S::refill_tile(kt)) + " in the wrong buffer";
-      step(kt, u, false, true);
-    }
+  // The steady trips as BlockGemm runs them, each tile's buffer and its refill's checked against
+  // buffer(kt) and buffer(kt + kAhead). `passes`: passes of kBufferTrips trips, the steady test
+  // before each, trip r of a pass in the constant buffers buffer(r * kAhead + u); else one trip
+  // at a time, b0 = buffer(kt0) carried by rotate().
+  auto buffers = [&](int kt, int b) {
+    if (b != S::buffer(kt)) error = "tile " + std::to_string(kt) + " in the wrong buffer";
+    if (S::rotate(b, S::kAhead) != S::buffer(S::refill_tile(kt)))
+      error = "the refill of tile " + std::to_string(S::refill_tile(kt)) + " in the wrong buffer";
+  };
+  int kt0 = 0;
+  if (passes) {
+    for (bool steady = true; steady;)
+      for (int r = 0; r < S::kBufferTrips; ++r) {
+        if (!S::steady_trip(kt0, k_tiles)) {
+          steady = false;
+          break;
+        }
+        for (int u = 0; u < S::kAhead; ++u) {
+          buffers(kt0 + u, S::buffer(r * S::kAhead + u));
+          step(kt0 + u, u, false, true);
+        }
+        kt0 += S::kAhead;
+      }
+  } else {
+    for (int b0 = S::buffer(0); S::steady_trip(kt0, k_tiles);
+         kt0 += S::kAhead, b0 = S::rotate(b0, S::kAhead))
+      for (int u = 0; u < S::kAhead; ++u) {
+        buffers(kt0 + u, S::rotate(b0, u));
+        step(kt0 + u, u, false, true);
+      }
+  }
   for (int j = 0; j < 2 * S::kAhead - 1; ++j)
     if (kt0 + j < k_tiles) step(kt0 + j, j % S::kAhead, true, S::last_tiles_refill(j));
   if (!error.empty()) return error;
@@ -178,10 +198,17 @@ std::string staged_trips(int k_tiles) {
   return "";
 }
 
-// A rotation without its wrap: the third trip's buffers run past the last one.
+// A rotation without its wrap: the trips' buffers run past the last one.
 template <class S>
 struct NoWrap : S {
   static constexpr int rotate(int b, int n) { return b + n; }
+};
+
+// Passes one trip too short to repeat the buffers (three stages, two tiles ahead: the buffers
+// repeat every three trips, not two).
+template <class S>
+struct ShortPass : S {
+  static constexpr int kBufferTrips = S::kBufferTrips - 1;
 };
 
 // A steady trip one tile too long: its last refill may lie past K.
@@ -197,18 +224,26 @@ TEST(PipelineSchedule, StagedTripsCopyEveryTileOnce) {
   using Four = PipelineSchedule<4, 0>;
   using Five = PipelineSchedule<5, 0>;
   for (int k_tiles = 0; k_tiles <= 16; ++k_tiles) {
-    EXPECT_EQ(staged_trips<Three>(k_tiles), "") << k_tiles << " tiles";
-    EXPECT_EQ(staged_trips<Four>(k_tiles), "") << k_tiles << " tiles";
-    EXPECT_EQ(staged_trips<Five>(k_tiles), "") << k_tiles << " tiles";
+    for (bool passes : {true, false}) {
+      EXPECT_EQ(staged_trips<Three>(k_tiles, passes), "") << k_tiles << " tiles " << passes;
+      EXPECT_EQ(staged_trips<Four>(k_tiles, passes), "") << k_tiles << " tiles " << passes;
+      EXPECT_EQ(staged_trips<Five>(k_tiles, passes), "") << k_tiles << " tiles " << passes;
+    }
   }
   // negative control: some K length makes the too-long steady trip refill past K
   bool caught = false;
   for (int k_tiles = 0; k_tiles <= 16; ++k_tiles)
-    caught = caught || staged_trips<OneTooMany<Three>>(k_tiles) != "";
+    caught = caught || staged_trips<OneTooMany<Three>>(k_tiles, true) != "";
   EXPECT_TRUE(caught);
-  // negative control: the buffers' rotation without its wrap
-  EXPECT_NE(staged_trips<NoWrap<Three>>(16), "");
-  EXPECT_NE(staged_trips<NoWrap<Four>>(16), "");
+  // negative control: a pass that ends before the buffers repeat
+  EXPECT_EQ(Three::kBufferTrips, 3);
+  EXPECT_EQ(Four::kBufferTrips, 4);
+  EXPECT_EQ((PipelineSchedule<4, 1>::kBufferTrips), 2);  // two ahead of four: every second trip
+  EXPECT_NE(staged_trips<ShortPass<Three>>(16, true), "");
+  EXPECT_NE(staged_trips<ShortPass<Four>>(16, true), "");
+  // negative control: the carried rotation without its wrap
+  EXPECT_NE(staged_trips<NoWrap<Three>>(16, false), "");
+  EXPECT_NE(staged_trips<NoWrap<Four>>(16, false), "");
 }
 
 }  // namespace

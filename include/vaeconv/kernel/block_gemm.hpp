@@ -33,15 +33,6 @@
 
 namespace vaeconv::kernel {
 
-// Whether a gather's offset(i) folds a missing row into an out-of-range offset
-// (conv_gather.hpp: kFoldedOutOfRange) that this target's staged loads read as zeros.
-template <class Gather, class Arch, class = void>
-struct FoldsRange : std::false_type {};
-template <class Gather, class Arch>
-struct FoldsRange<Gather, Arch, decltype(void(Arch::kOutOfRange))>
-    : std::bool_constant<OffsetFoldsRange<Gather>::value &&
-                         Arch::kOutOfRange <= kFoldedOutOfRange> {};
-
 template <class Policy>
 struct BlockGemm {
   using Arch = typename Policy::ArchT;
@@ -128,6 +119,13 @@ VAECONV_UNROLL
   static constexpr int kInFlight = Policy::kBatchesInFlight;
   using Schedule = typename Policy::Schedule;
   static constexpr int kAhead = Schedule::kAhead;
+  // Register-staged steady trips run unrolled over the buffers' period (mainloop) where a wave's
+  // matrix work per K tile is at most six atoms (gfx942's 128 x 96 tiles, gfx950's fp8 256 x 96:
+  // the tile's buffer and address arithmetic is then a large share of its issue slots). The
+  // gfx950 bf16 256 x 96 tile (12 atoms) keeps one trip at a time: unrolled, LLVM splits its LDS
+  // waits once more per tile (docs/perf-notes.md, issue 25 W13).
+  static constexpr bool kUnrollBufferTrips =
+      Policy::kAtomsM * Policy::kAtomsN * Policy::kAtomsK <= 6;
   static_assert(Policy::kAtomReadsLds || !kPromote, "promotion is for LDS atoms");
 
   // acc = sum over the k_tiles K tiles of A(block) * B(block)^T for this warp's warp tile at
@@ -225,9 +223,12 @@ VAECONV_UNROLL
       // tile's too. So the steady trips, whose refills all lie inside K, issue them without a
       // test; their loop is entered with no load pending (the prologue's tiles retired once,
       // a block's first wait); the last 1 .. 2 * kAhead - 1 tiles follow, unrolled, tested.
-      // The trip's buffers rotate with it: b0 = buffer(kt0) is carried from trip to trip
-      // (Schedule::rotate), so tile kt0 + u's buffer and its refill's are b0 plus a constant,
-      // wrapped once, instead of kt % kStages from the tile index.
+      // Tile kt0 + u of a trip lives in buffer (kt0 + u) % kStages. Where a tile's matrix work
+      // is short (kUnrollBufferTrips), the trips run kBufferTrips at a time, unrolled: the
+      // buffers repeat after that many trips (Schedule::kBufferTrips), so each tile's buffer (its
+      // LDS addresses, its refill's) is a compile-time constant, and the steady test sits before
+      // every trip of the pass. Elsewhere the trips run one at a time and carry b0 = buffer(kt0)
+      // from trip to trip (Schedule::rotate: an add and a wrap, not kt % kStages per tile).
       auto steady_step = [&](int kt, int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
         flush(s, sl);
         __syncthreads();
@@ -238,10 +239,27 @@ VAECONV_UNROLL
       static_assert(!Policy::kAtomReadsLds && !kPromote && !Schedule::kBatchFirst,
                     "register staging is for fragment atoms (AMD MFMA)");
       Arch::template wait_loads<0>();
-      int kt0 = 0, b0 = Schedule::buffer(0);
-      for (; Schedule::steady_trip(kt0, k_tiles); kt0 += kAhead, b0 = Schedule::rotate(b0, kAhead))
+      int kt0 = 0;
+      if constexpr (kUnrollBufferTrips) {
+        for (bool steady = true; steady;) {
 VAECONV_UNROLL
-        for (int u = 0; u < kAhead; ++u) steady_step(kt0 + u, Schedule::rotate(b0, u), slot[u]);
+          for (int r = 0; r < Schedule::kBufferTrips; ++r) {
+            if (!Schedule::steady_trip(kt0, k_tiles)) {
+              steady = false;
+              break;
+            }
+VAECONV_UNROLL
+            for (int u = 0; u < kAhead; ++u)
+              steady_step(kt0 + u, Schedule::buffer(r * kAhead + u), slot[u]);
+            kt0 += kAhead;
+          }
+        }
+      } else {
+        for (int b0 = Schedule::buffer(0); Schedule::steady_trip(kt0, k_tiles);
+             kt0 += kAhead, b0 = Schedule::rotate(b0, kAhead))
+VAECONV_UNROLL
+          for (int u = 0; u < kAhead; ++u) steady_step(kt0 + u, Schedule::rotate(b0, u), slot[u]);
+      }
       // The rest: tiles kt0 .. k_tiles - 1, at most 2 * kAhead - 1 (slot j % kAhead); only the
       // first kAhead - 1 of them can have a refill inside K.
 VAECONV_UNROLL

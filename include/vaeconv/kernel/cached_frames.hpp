@@ -142,15 +142,18 @@ VAECONV_UNROLL
     // and read through the cache's descriptor they could land inside its range (the next batch
     // element's frames) or past its allocation (num_records is not the allocation's size).
     const bool first_ok = ga.from_cache || !mixed;
+    // A folded offset (FoldsRange) already answers exists(): the reload then reads the gather's
+    // own offset registers, never a register the first load writes (no wait for it there).
+    constexpr bool kFolded = FoldsRange<Gather, Arch>::value;
 VAECONV_UNROLL
     for (int i = 0; i < Gemm::kRowsA; ++i)
       Arch::load(sl, i, la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk), first,
-                 ga.offset(i), ga.exists(i) && first_ok);
+                 ga.offset(i), (kFolded || ga.exists(i)) && first_ok);
     if (mixed && !ga.from_cache) {
 VAECONV_UNROLL
       for (int i = 0; i < Gemm::kRowsA; ++i)
         Arch::load(sl, i, la + Gemm::Tile::offset(row0 + i * Gemm::kRowStep, chunk), view_x,
-                   ga.offset(i), ga.exists(i));
+                   ga.offset(i), kFolded || ga.exists(i));
     }
   }
 }

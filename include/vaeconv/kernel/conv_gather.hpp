@@ -49,6 +49,14 @@ template <class Gather, class = void>
 struct OffsetFoldsRange : std::false_type {};
 template <class Gather>
 struct OffsetFoldsRange<Gather, std::enable_if_t<Gather::kOffsetFoldsRange>> : std::true_type {};
+// Whether Arch's loads read Gather's folded offsets as they are: the gather folds, and the
+// target's loads return zeros at or past kFoldedOutOfRange (Arch::kOutOfRange no larger).
+template <class Gather, class Arch, class = void>
+struct FoldsRange : std::false_type {};
+template <class Gather, class Arch>
+struct FoldsRange<Gather, Arch, decltype(void(Arch::kOutOfRange))>
+    : std::bool_constant<OffsetFoldsRange<Gather>::value &&
+                         Arch::kOutOfRange <= kFoldedOutOfRange> {};
 
 // Taps: the packed spatial taps are a Taps x Taps window of the 3 x 3 grid (TapWindowCursor):
 // the whole grid, or (Taps = 2) one output phase of the upsample conv (upsample_phases.hpp).
@@ -575,36 +583,49 @@ VAECONV_UNROLL
 };
 
 // The B operand: packed weights [Cout][k_pad], row n, 16-byte chunk column at k.
-// at(p, i) and valid(p, i) compute the row's offset per K tile; the implicit GEMM's form also
-// keeps it (init with the launch's parameters): offset(i), stepped by BK per tile, folded
-// (kOffsetFoldsRange) for a row past Cout or past the block's `rows` (a tile's B rows past BN).
 template <int kRows, int kRowStep, int BK, int kElemBytes>
 struct WeightGather {
-  static constexpr bool kOffsetFoldsRange = true;
   int n[kRows];
   int k;
-  uint32_t off_[kRows];
   VAECONV_HD void init(const BlockCoord& b, int row0, int chunk) {
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) n[i] = b.n0 + row0 + i * kRowStep;
     k = chunk * (16 / kElemBytes);
   }
-  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk, int rows) {
-    init(b, row0, chunk);
-VAECONV_UNROLL
-    for (int i = 0; i < kRows; ++i)
-      off_[i] = row0 + i * kRowStep < rows && valid(p, i) ? at(p, i) : kFoldedOutOfRange;
-  }
-  VAECONV_HD void advance() {
-    k += BK;
-VAECONV_UNROLL
-    for (int i = 0; i < kRows; ++i) off_[i] += uint32_t(BK * kElemBytes);
-  }
-  VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
+  VAECONV_HD void advance() { k += BK; }
   VAECONV_HD bool valid(const ConvParams& p, int i) const { return n[i] < p.cout; }
   VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
     return (uint32_t(n[i]) * uint32_t(p.k_pad) + uint32_t(k)) * uint32_t(kElemBytes);
   }
+};
+
+// The weight gather that also keeps each row's offset (the implicit GEMM on a target whose staged
+// loads read a folded offset, BlockGemm's FoldsRange: AMD): offset(i), folded
+// (kOffsetFoldsRange) for a row past Cout or past the block's `rows` (a tile's B rows past BN).
+// A row steps by its own step_: BK elements, or 0 for a missing row, which stays at
+// kFoldedOutOfRange. (The step is a register, not a constant: a constant step lets the compiler
+// carry a tile's offset as the last one's plus an immediate, which the buffer loads must not
+// have: cmake/asm_checks.cmake, buffer-offset.)
+template <int kRows, int kRowStep, int BK, int kElemBytes>
+struct FoldedWeightGather : WeightGather<kRows, kRowStep, BK, kElemBytes> {
+  using Base = WeightGather<kRows, kRowStep, BK, kElemBytes>;
+  static constexpr bool kOffsetFoldsRange = true;
+  uint32_t off_[kRows], step_[kRows];
+  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk, int rows) {
+    Base::init(b, row0, chunk);
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      const bool ok = row0 + i * kRowStep < rows && Base::valid(p, i);
+      off_[i] = ok ? Base::at(p, i) : kFoldedOutOfRange;
+      step_[i] = ok ? uint32_t(BK * kElemBytes) : 0u;
+    }
+  }
+  VAECONV_HD void advance() {
+    Base::advance();
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) off_[i] += step_[i];
+  }
+  VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
 };
 
 }  // namespace vaeconv::kernel

@@ -62,14 +62,18 @@ struct ConvKernel {
             LaneKCursor<typename Policy::AtomT>::value>
         ga;
     CopyA<Geo, Arch> copy_a;  // the A view(s): x's, and the cache's for a cached conv
-    WeightGather<kRowsB, kRowStep, Policy::BK, kElemBytes> gb;
+    // B keeps its folded offsets where the staged loads read them (AMD: BlockGemm's FoldsRange).
+    using Folded = FoldedWeightGather<kRowsB, kRowStep, Policy::BK, kElemBytes>;
+    constexpr bool kFoldB = FoldsRange<Folded, Arch>::value;
+    std::conditional_t<kFoldB, Folded, WeightGather<kRowsB, kRowStep, Policy::BK, kElemBytes>> gb;
     const char* x_frame = nullptr;
     auto view_a = Arch::make_view(p.x, p.x_view_bytes);
     const auto view_b = Arch::make_view(p.w, p.w_view_bytes);
     // Points the gathers at K tile 0 of block tile b.
     auto start_tile = [&]() VAECONV_FORCE_INLINE_LAMBDA {
       ga.init(p, b, row0, chunk);
-      gb.init(p, b, row0, chunk, Policy::BN);
+      if constexpr (kFoldB) gb.init(p, b, row0, chunk, Policy::BN);
+      else gb.init(b, row0, chunk);
       x_frame = static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, b);
       view_a = Arch::make_view(x_frame, p.x_view_bytes);
       copy_a.template start<kElemBytes>(p, b);

@@ -18,6 +18,8 @@
 
 namespace vaeconv::kernel {
 
+VAECONV_HD constexpr int schedule_gcd(int a, int b) { return b == 0 ? a : schedule_gcd(b, a % b); }
+
 template <int Stages, int InFlight, bool BatchFirst = false>
 struct PipelineSchedule {
   static constexpr int kStages = Stages, kInFlight = InFlight;
@@ -44,6 +46,9 @@ struct PipelineSchedule {
     return kt0 + 2 * kAhead - 1 < k_tiles;
   }
   VAECONV_HD static constexpr bool last_tiles_refill(int j) { return j < kAhead - 1; }
+  // Trips of kAhead tiles after which the buffers repeat: trip r (from tile 0) holds tiles
+  // r * kAhead + u in buffers buffer(r * kAhead + u), the same as every kBufferTrips trips later.
+  static constexpr int kBufferTrips = Stages / schedule_gcd(Stages, kAhead);
 };
 
 }  // namespace vaeconv::kernel
