@@ -63,6 +63,8 @@ template <>
 struct CandidateTable<DType::kBF16> : Tiles<DType::kBF16> {
   using Shipped = Tiles<DType::kBF16>;
   using Wide = Pick<kRole == Role::kWideBf16, WideBf16, Shipped::Wide>;
+  // A wide candidate takes every wide vector row, the Cout % 192 == 0 ones too.
+  using WideCout192 = Pick<kRole == Role::kWideBf16, void, Shipped::WideCout192>;
   using WideElementwise = Pick<kRole == Role::kElementwiseBf16,
                                TilePolicy<Shape, Arch, Arch::AtomBf16>, Shipped::WideElementwise>;
   using TapReduce = Pick<kRole == Role::kTapReduceBf16, TilePolicy<Shape, Arch, Arch::AtomBf16>,

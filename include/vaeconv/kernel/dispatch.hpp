@@ -27,6 +27,15 @@ inline TileId choose_tile(int64_t cout) {
   return cout <= 32 ? TileId::kNarrow : TileId::kWide;
 }
 
+// Whether a wide-tile bf16 conv of the implicit GEMM's 16-byte gather takes the table's 192-wide
+// tile (tile_table.hpp's WideCout192, where the table has one): when every launch's Cout
+// (out_cout: the stored channels, one half of an interleaved temporal conv) is a multiple of 192,
+// so the tile computes no padding column, and the conv is not an upsample conv in phases (timed
+// neutral there: the phases keep the wide tile). A 96-channel layer would pad half the tile.
+inline bool takes_wide_cout192(int64_t out_cout, bool upsample_phases) {
+  return out_cout % 192 == 0 && !upsample_phases;
+}
+
 // The tap-reduce kernel (tap_reduce_kernel.hpp): causal convs with Cout <= 3 whose Cin fills
 // whole 16-byte chunks.
 struct TapReduceFamily {

@@ -27,7 +27,9 @@
 namespace vaeconv::kernel {
 
 // kWideFewRounds: the wide tile's few-rounds partner, where a table has one (tile_rounds.hpp).
-enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2, kWideFewRounds = 3 };
+// kWideCout192: the 192-wide tile of the Cout % 192 == 0 layers, where a table has one
+// (dispatch.hpp's takes_wide_cout192).
+enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2, kWideFewRounds = 3, kWideCout192 = 4 };
 
 // The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: BN = 32 GEMM columns = 9 taps x
 // up to 3 outputs, and BM = an input halo of 16-pixel rows around the output patch. NVIDIA: a
@@ -110,6 +112,13 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 // Session-4 sweep (docs/perf-notes.md): two warpgroups of 64 x 96, BK = 64 (128-byte rows: half
 // the barriers per FLOP of BK = 32), 4 stages (two tiles ahead of the one in flight), 2 blocks/SM.
 using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
+// The bf16 tile of the layers whose Cout is a multiple of 192 (192, 384; dispatch.hpp's
+// takes_wide_cout192): two warpgroups of 64 x 192 (one m64n192 wgmma each per K step), the wide
+// tile's BK and stages, 160 KiB of shared memory and so 1 block/SM. Per K tile it reads each A
+// row once for 192 output channels instead of twice for 2 x 96: faster than WideShape on every
+// 192- and 384-channel seed layer timed, slower on the 96-channel ones (which it would pad) and
+// neutral on the upsample phases, which keep WideShape (docs/performance.md, docs/perf-notes.md).
+using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
 // three resident blocks per SM (168 registers) hide the mma.sync issue latency that two did not.
@@ -208,6 +217,7 @@ constexpr bool kBulkStoreHaloBf16 = true;
 using Arch = arch::Current;
 #if defined(VAECONV_WIDE_WGMMA)
 using WideAtomBf16 = Arch::AtomWgmmaBf16<WideShape::WTN>;
+using WideCout192AtomBf16 = Arch::AtomWgmmaBf16<WideCout192Shape::WTN>;
 using WideAtomFp8 = Arch::AtomWgmmaFp8<WideShapeFp8::WTN>;
 #elif defined(VAECONV_BACKEND_HIP)
 using WideAtomBf16 = Arch::AtomBf16;
@@ -221,7 +231,8 @@ using WideAtomFp8 = Arch::AtomFp8;
 // own, the shipped tables with one entry replaced by a candidate (bench/sweep_candidate.cpp).
 // kHaloMaxCin: the largest Cin the halo kernel's halo holds, the dispatch's cap. WideFewRounds:
 // the wide tile's few-rounds partner and kRoundTarget the target constants of the round rule
-// (tile_rounds.hpp) where the set has one, else void (one wide tile).
+// (tile_rounds.hpp) where the set has one, else void (one wide tile). WideCout192: the bf16
+// tile of the Cout % 192 == 0 layers where the set has one (sm_90a), else void.
 template <DType kType>
 struct Tiles;
 template <>
@@ -233,6 +244,11 @@ struct Tiles<DType::kBF16> {
   static constexpr RoundTarget kRoundTarget = kRoundTargetGfx942;
 #else
   using WideFewRounds = void;
+#endif
+#if defined(VAECONV_WIDE_WGMMA)
+  using WideCout192 = TilePolicy<WideCout192Shape, Arch, WideCout192AtomBf16>;
+#else
+  using WideCout192 = void;
 #endif
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
@@ -264,6 +280,7 @@ struct Tiles<DType::kFP8E4M3> {
 #else
   using WideFewRounds = void;
 #endif
+  using WideCout192 = void;  // the e4m3 wide tile is one warpgroup of 64 x 96 (WideShapeFp8)
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
