@@ -229,6 +229,33 @@ TEST(TemporalConvGpu, AgainstReference) {
   }
 }
 
+// The cached causal and temporal convs of 192 and 384 channels: on sm_90a the bf16 ones run the
+// 192-wide tile (tile_table.hpp's WideCout192Shape; asserted here through which_kernel), fp8 its
+// own; partial pixel tiles (143-pixel frames), two Cout tiles at 384, odd T, residuals.
+TEST(CachedConvGpu, WideCout192Tile) {
+  VAECONV_REQUIRE_GPU();
+  uint32_t seed = 400;
+  for (DType dt : {DType::kBF16, DType::kFP8E4M3}) {
+    const ConvDesc descs[] = {
+        ConvDesc::causal3x3x3_cached(1, 2, 11, 13, 192, 192, 2, dt),
+        ConvDesc::causal3x3x3_cached(2, 2, 5, 7, 384, 384, 2, dt),
+        ConvDesc::causal3x3x3_cached(1, 3, 9, 5, 192, 384, 1, dt),
+        ConvDesc::temporal3x1x1(1, 3, 11, 13, 192, 384, 1, 2, dt),  // two halves of 192
+        ConvDesc::temporal3x1x1(1, 5, 9, 13, 384, 384, 2, 1, dt),
+    };
+    for (const ConvDesc& d : descs) {
+      KernelPlan plan;
+      ASSERT_TRUE(which_kernel(d, &plan).ok());
+#if defined(VAECONV_NVIDIA_WGMMA)
+      EXPECT_EQ(plan.choice.tile == kernel::TileId::kWideCout192, dt == DType::kBF16)
+          << plan.name() << " for " << d.to_string();
+#endif
+      run_desc(d, seed % 2 == 1, seed);
+      ++seed;
+    }
+  }
+}
+
 // A clip of 9 frames decoded in chunks of 1, 4 and 4 frames: each chunk's cache is what
 // write_stream_cache left after the previous call, and the three outputs together are the
 // causal conv of the whole clip.
