@@ -17,8 +17,9 @@ Reads the `clang --cuda-device-only -S` output of kernels/conv_instances.cpp for
     longest instruction paths outside the loop through the acyclic block graph: the loops' back
     edges removed by loop structure (`back_edges`), not by block index, so a rotated loop (the
     epilogue's store loops) counts one trip; a branch to an empty label keeps its edge; a path
-    follows the structurizer's flow bits, so two stagings exclusive at run time (packed / fp32
-    slabs) are never summed;
+    follows the structurizer's flow bits (set by s_mov_b64 0 / -1, copied or negated; tested as
+    exec & flag or exec & ~flag), so two regions exclusive at run time (packed / fp32 slabs, a
+    slab's bf16 / FP8 output stores) are never summed;
   - the loads' waits (`loop_waits`): along the loop's longest path from its header (every load
     and refill issued, child loops once), run twice so the second trip sees the loads the first
     left in flight, each `s_waitcnt vmcnt(N)` requires every vector memory instruction but the N
@@ -434,35 +435,100 @@ def back_edges(blocks: List[Block]) -> set:
     return back
 
 
-_FLOW_TEST = re.compile(r"^vcc,\s*exec,\s*(s\[\d+:\d+\])$")
+_PAIR = r"s\[\d+:\d+\]"
+# The structurizer's uniform test of a flow bit before s_cbranch_vccz/vccnz, in the two forms
+# LLVM emits: vcc = exec & flag (`s_and_b64`, either operand order) and vcc = exec & ~flag
+# (`s_andn2_b64`, the other side of an if/else: zero where the flag is -1).
+_FLOW_TEST = {
+    "s_and_b64": (re.compile(rf"^vcc,\s*exec,\s*({_PAIR})$"),
+                  re.compile(rf"^vcc,\s*({_PAIR}),\s*exec$")),
+    "s_andn2_b64": (re.compile(rf"^vcc,\s*exec,\s*({_PAIR})$"),),
+}
+
+
+def _flow_test(ins: Inst) -> Optional[Tuple[str, bool]]:
+    """(flow register, negated) when `ins` is a flow-bit test of vcc, else None."""
+    for pat in _FLOW_TEST.get(ins.mnemonic, ()):
+        m = pat.match(ins.operands.split(";")[0].strip())
+        if m:
+            return m.group(1), ins.mnemonic == "s_andn2_b64"
+    return None
+
+
+_SREG = re.compile(r"^s(?:(\d+)|\[(\d+):(\d+)\])$")
+# Scalar instructions whose first operand is read, not written.
+_READS_FIRST = ("s_cmp", "s_bitcmp", "s_store", "s_buffer_store", "s_scratch_store",
+                "s_cbranch", "s_setpc", "s_set_gpr_idx", "s_setreg", "s_sendmsg", "s_waitcnt",
+                "s_branch", "s_nop", "s_endpgm", "s_barrier", "s_dcache", "s_sleep")
+# VOP3b instructions that also write an SGPR pair as their second operand (carry / scale flag).
+_WRITES_SECOND = re.compile(r"^v_(?:add|sub|subrev|addc|subb|subbrev)_co_|^v_div_scale_|"
+                            r"^v_mad_(?:u64_u32|i64_i32)")
+
+
+def _sreg_span(op: str) -> Optional[Tuple[int, int]]:
+    m = _SREG.match(op.strip())
+    if not m:
+        return None
+    if m.group(1) is not None:
+        return int(m.group(1)), int(m.group(1))
+    return int(m.group(2)), int(m.group(3))
+
+
+def _written_sregs(ins: Inst) -> List[Tuple[int, int]]:
+    """The SGPR spans an instruction writes (first operand, and the carry-out of VOP3b)."""
+    mn = ins.mnemonic
+    if mn.startswith(_READS_FIRST):
+        return []
+    ops = [o.strip() for o in ins.operands.split(";")[0].split(",")]
+    out = [_sreg_span(ops[0])] if ops and ops[0] else []
+    if len(ops) > 1 and _WRITES_SECOND.match(mn):
+        out.append(_sreg_span(ops[1]))
+    return [sp for sp in out if sp is not None]
 
 
 def _flow_registers(blocks: List[Block]) -> Tuple[str, ...]:
-    """The SGPR pairs that AMDGPU's structurized control flow tests as `s_and_b64 vcc, exec,
-    s[a:b]` before a uniform `s_cbranch_vccz/vccnz`: the flow bits that say which of two
-    exclusive regions ran."""
+    """The SGPR pairs that AMDGPU's structurized control flow tests (`s_and_b64 vcc, exec,
+    s[a:b]` or `s_andn2_b64 vcc, exec, s[a:b]`) before a uniform `s_cbranch_vccz/vccnz`: the
+    flow bits that say which of two exclusive regions ran."""
     regs = set()
     for b in blocks:
         for ins in b.insts:
-            if ins.mnemonic == "s_and_b64":
-                m = _FLOW_TEST.match(ins.operands.strip())
-                if m:
-                    regs.add(m.group(1))
+            t = _flow_test(ins)
+            if t:
+                regs.add(t[0])
     return tuple(sorted(regs))
 
 
 def _flow_after(insts: List[Inst], regs: Tuple[str, ...], state: Tuple) -> Tuple:
     """The flow registers' known values (0, -1 or None) after `insts`: an s_mov_b64 of 0 or -1
-    sets one, any other write to it forgets it."""
+    sets one; a copy (s_mov_b64) or a negation (s_not_b64, s_xor_b64 with -1) of a known flow
+    register sets it to that value or its complement; any other write to any of its SGPRs (a
+    32-bit half or a wider span included) forgets it."""
     if not regs:
         return state
+    spans = [_sreg_span(r) for r in regs]
     vals = list(state)
     for ins in insts:
-        dest = ins.operands.split(",")[0].strip()
+        written = _written_sregs(ins)
+        if not written:
+            continue
+        ops = [o.strip() for o in ins.operands.split(";")[0].split(",")]
+        dest = ops[0]
+        new = None
         if dest in regs:
-            k = regs.index(dest)
-            src = ins.operands.split(",")[1].strip() if "," in ins.operands else ""
-            vals[k] = int(src) if ins.mnemonic == "s_mov_b64" and src in ("0", "-1") else None
+            src = [vals[regs.index(o)] if o in regs else (int(o) if o in ("0", "-1") else None)
+                   for o in ops[1:]]
+            if ins.mnemonic == "s_mov_b64" and len(src) == 1:
+                new = src[0]
+            elif ins.mnemonic == "s_not_b64" and len(src) == 1 and src[0] is not None:
+                new = ~src[0]
+            elif ins.mnemonic == "s_xor_b64" and len(src) == 2 and None not in src:
+                new = src[0] ^ src[1]
+        for k, (lo, hi) in enumerate(spans):
+            if any(a <= hi and lo <= b for a, b in written):
+                vals[k] = None
+        if dest in regs:
+            vals[regs.index(dest)] = new
     return tuple(vals)
 
 
@@ -474,12 +540,16 @@ def _flow_successors(blocks: List[Block], idx: Dict[str, int], i: int, succ: Lis
     if not regs or not insts or insts[-1].mnemonic not in ("s_cbranch_vccz", "s_cbranch_vccnz"):
         return succ
     for ins in reversed(insts[:-1]):
-        if ins.operands.split(",")[0].strip() != "vcc":
+        ops = [o.strip() for o in ins.operands.split(";")[0].split(",")]
+        if not (ops[0] == "vcc" or (len(ops) > 1 and ops[1] == "vcc"
+                                    and _WRITES_SECOND.match(ins.mnemonic))):
             continue
-        m = _FLOW_TEST.match(ins.operands.strip()) if ins.mnemonic == "s_and_b64" else None
-        if not m or state[regs.index(m.group(1))] is None:
+        t = _flow_test(ins)
+        if not t or state[regs.index(t[0])] is None:
             return succ
-        vcc_zero = state[regs.index(m.group(1))] == 0   # exec is not empty here
+        flag = state[regs.index(t[0])]
+        # exec is not empty here: vcc is zero exactly where the (possibly negated) flag is 0
+        vcc_zero = (flag == -1) if t[1] else (flag == 0)
         taken = vcc_zero if insts[-1].mnemonic == "s_cbranch_vccz" else not vcc_zero
         target = idx.get(blocks[i].succ[0]) if blocks[i].succ else None
         fall = i + 1 if i + 1 < len(blocks) else None

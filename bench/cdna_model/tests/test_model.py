@@ -157,6 +157,61 @@ class AsmFrontEnd(unittest.TestCase):
         self.assertEqual(short.lds_write_bytes, 0)
         # never both: the flow bit the packed staging cleared sends it to the end
 
+    @staticmethod
+    def _output_branches(slab2: list) -> "cdna_asm.Kernel":
+        # The shape of the fp32 slab store's output step (gfx942 128x96 kernels): a uniform
+        # if/else sets the flow bit s[4:5] (0: bf16 output, -1: FP8 output) once; each slab then
+        # skips the bf16 store behind `s_and_b64 vcc, exec, s[4:5]` + vccnz and the FP8 store
+        # behind the negated test `s_andn2_b64 vcc, exec, s[4:5]` + vccnz (vcc zero where the
+        # flag is -1). `slab2` is the second test's block (its instructions before the branch).
+        mf = "\tv_mfma_f32_32x32x8_bf16 v[32:47], v[16:17], v[20:21], v[32:47]"
+        lines = [f"{NAME}:", "; %bb.0:", "\tv_mov_b32_e32 v1, 0",
+                 ".LBB0_1:                                ; =>This Loop Header: Depth=1",
+                 "\ts_barrier", mf, "\ts_cbranch_scc1 .LBB0_1",
+                 "; %bb.2:", "\ts_cmp_eq_u32 s8, 0", "\ts_cbranch_scc0 .LBB0_4",
+                 "; %bb.3:", "\ts_mov_b64 s[4:5], 0", "\ts_branch .LBB0_5",
+                 ".LBB0_4:", "\ts_mov_b64 s[4:5], -1",
+                 ".LBB0_5:", "\ts_and_b64 vcc, exec, s[4:5]", "\ts_cbranch_vccnz .LBB0_7",
+                 "; %bb.6:", "\tv_cvt_pk_bf16_f32 v0, v16, v17", "\tv_cvt_pk_bf16_f32 v1, v18, v19",
+                 "\tglobal_store_dwordx2 v[2:3], v[0:1], off",
+                 ".LBB0_7:", *slab2, "\ts_cbranch_vccnz .LBB0_9",
+                 "; %bb.8:", "\tv_cvt_pk_fp8_f32 v0, v16, v17",
+                 "\tv_cvt_pk_fp8_f32 v0, v18, v19 op_sel:[0,0,1]",
+                 "\tv_cvt_pk_fp8_f32 v4, v20, v21", "\tv_perm_b32 v0, v0, v4, s9",
+                 "\tglobal_store_dword v[2:3], v0, off",
+                 ".LBB0_9:", "\ts_endpgm"]
+        body = [(i + 1, t) for i, t in enumerate(lines[1:])]
+        k = cdna_asm.analyse(NAME, "gfx942", body, {})
+        assert k.loop_blocks == [".LBB0_1"], k.loop_blocks
+        return k
+
+    def test_epilogue_follows_the_negated_flow_bit(self):
+        k = self._output_branches(["\ts_andn2_b64 vcc, exec, s[4:5]"])
+        short, long_ = k.epilogue
+        # FP8 (flag -1): 2 + 1 + 2 + 2 + 5 + 1; bf16 (flag 0): 2 + 2 + 2 + 3 + 2 + 1. The old
+        # front-end read only s_and_b64 and summed both stores on the bf16 path: 17.
+        self.assertEqual(long_.instructions, 13)
+        self.assertEqual(long_.global_store_bytes, 64 * 4)
+        self.assertEqual(short.instructions, 12)
+        self.assertEqual(short.global_store_bytes, 64 * 8)
+
+    def test_epilogue_flow_bit_negated_copy_and_clobbered_half(self):
+        # the same test through a negated copy (s_xor_b64 with -1, then the plain s_and_b64)
+        k = self._output_branches(["\ts_xor_b64 s[6:7], s[4:5], -1",
+                                   "\ts_and_b64 vcc, exec, s[6:7]"])
+        self.assertEqual(k.epilogue[1].instructions, 14)
+        self.assertEqual(k.epilogue[0].instructions, 13)
+        # a write to one 32-bit half of the flow register makes its value unknown: both sides
+        # of the second test stay on the longest path (2 + 2 + 2 + 3 + 3 + 5 + 1)
+        k = self._output_branches(["\tv_readfirstlane_b32 s5, v7",
+                                   "\ts_andn2_b64 vcc, exec, s[4:5]"])
+        self.assertEqual(k.epilogue[1].instructions, 18)
+        self.assertEqual(k.epilogue[1].global_store_bytes, 64 * (8 + 4))
+        # s_cmp reads its first operand: the flag stays known
+        k = self._output_branches(["\ts_cmp_lg_u64 s[4:5], 0",
+                                   "\ts_andn2_b64 vcc, exec, s[4:5]"])
+        self.assertEqual(k.epilogue[1].instructions, 14)
+
     def test_backedge_fallback_without_comments(self):
         text = "\n".join(l.split(";")[0].rstrip() if l.startswith((".LBB", ";")) else l
                          for l in SNIPPET.split("\n") if not l.strip().startswith("; =>")
