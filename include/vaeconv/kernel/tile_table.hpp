@@ -117,7 +117,7 @@ using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
 // tile's BK and stages, 160 KiB of shared memory and so 1 block/SM. Per K tile it reads each A
 // row once for 192 output channels instead of twice for 2 x 96: faster than WideShape on every
 // 192- and 384-channel seed layer timed, slower on the 96-channel ones (which it would pad) and
-// neutral on the upsample phases, which keep WideShape (docs/performance.md, docs/perf-notes.md).
+// neutral on the upsample phases, which keep WideShape (docs/performance.md, the 128x192 tile).
 using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
