@@ -220,7 +220,8 @@ def wide_rows(rows, dt):
     return {r["plan"]["id"]: r for r in rows
             if r["plan"]["dtype"] == dt and r["plan"]["resolution"] == 1024
             and not P.is_video(r["plan"]) and r["plan"]["kernel"]["family"] == "implicit_gemm"
-            and r["plan"]["kernel"]["vector"] and r["plan"]["kernel"]["bn"] == 96}
+            and r["plan"]["kernel"]["vector"]
+            and (r["plan"]["kernel"]["bn"] == 96 or r["plan"]["kernel"].get("swept"))}
 
 def pess(r):
     return r["plan"]["calls"] * r["pred"].pess.time_us
@@ -287,10 +288,11 @@ for c in cands:
         fp = p["h"] * p["w"] if k["geometry"][3] == 2 else p["out_h"] * p["out_w"]
         m_old, nt = math.ceil(fp / k["bm"]), math.ceil(p["cout"] / k["bn"])
         frames = k["tiles"] // (m_old * nt)
-        k["tiles"] = math.ceil(fp / bm) * nt * frames
+        k["tiles"] = math.ceil(fp / bm) * math.ceil(p["cout"] / bn) * frames  # BN may pad Cout
         k["k_tiles"] = math.ceil(k["k_tiles"] * k["bk"] / bk)
         k.update(bm=bm, bn=bn, bk=bk, warps_m=wm, warps_n=wn, stages=st, min_blocks=1,
-                 threads=wm * wn * 64, lds_bytes=st * (bm + bn) * bk * (1 if dt == "fp8" else 2))
+                 threads=wm * wn * 64, lds_bytes=st * (bm + bn) * bk * (1 if dt == "fp8" else 2),
+                 swept=True)  # wide_rows' mark: the row moved to the candidate (any BN)
     results.append((c, show(c, out, dt)))
 if per_shape:
     per_shape_tables(results)
