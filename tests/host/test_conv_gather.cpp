@@ -57,7 +57,8 @@ struct Visit {
 // failure. kFarSteps: the element-wise kernel's gather (ConvKernel sets it without the vector
 // gather).
 // kLaneCursor: the vector gather with the per-thread K cursor (LaneConvGather: what an atom with
-// kLaneKCursor, the wgmma one, gets) instead of the block-uniform one.
+// kLaneKCursor, the wgmma one, gets) instead of the block-uniform one. Both read the rows and
+// check at()/valid() through GatherRows' math form at their own cursor.
 template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, bool kFarSteps = false,
           bool kLaneCursor = false, class Check>
 void walk_gathers(const ConvDesc& d, Check&& check) {
@@ -220,6 +221,47 @@ TEST(ConvGather, TileCursorIsBlockUniform) {
   check_tile_cursor<kernel::CausalGeometry, 32, 64, 64, 1>(ConvDesc::causal3x3x3(1, 2, 3, 3, 96, 8));
   check_tile_cursor<kernel::CausalGeometry, 32, 32, 64>(ConvDesc::causal3x3x3(1, 2, 3, 3, 16, 8));
   check_tile_cursor<kernel::DownsampleGeometry, 32, 64, 64>(ConvDesc::downsample(1, 1, 4, 4, 8, 8));
+}
+
+// Both K cursors read one row state (kernel::GatherRows): for every block and thread role they
+// decode the same rows and frame constants, and the tile cursor's row bases sit lane_c elements
+// past the per-thread cursor's (whose tap delta carries the channel instead).
+template <class Geo, int BM, int BK, int kThreads, int kElemBytes = 2>
+void check_shared_rows(ConvDesc d) {
+  if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
+  using R = Roles<BM, BK, kThreads, kElemBytes>;
+  int64_t checked = 0, rows_in_frame = 0;
+  walk_gathers<Geo, BM, 32, BK, kThreads, kElemBytes, false, /*kLaneCursor=*/true>(
+      d, [&](const ConvParams& p, const PackedWeightsInfo&, const Visit& v, const auto& lane) {
+        if (v.kt != 0) return;  // the row state is decoded once per block
+        kernel::TileConvGather<Geo, R::kRows, R::kRowStep, BK, kElemBytes> tile;
+        tile.init(p, v.b, v.row0, v.chunk);
+        ASSERT_EQ(tile.it_rel0, lane.it_rel0);
+        ASSERT_EQ(tile.h_up, lane.h_up);
+        ASSERT_EQ(tile.w_up, lane.w_up);
+        ASSERT_EQ(tile.t_rel_end, lane.t_rel_end);
+        for (int i = 0; i < R::kRows; ++i) {
+          const std::string where = d.to_string() + " block " + std::to_string(v.bx) + "," +
+                                    std::to_string(v.by) + " tid " + std::to_string(v.tid) +
+                                    " row " + std::to_string(i);
+          ASSERT_EQ(tile.row_ok[i], lane.row_ok[i]) << where;
+          ASSERT_EQ(tile.ih0[i], lane.ih0[i]) << where;
+          ASSERT_EQ(tile.iw0[i], lane.iw0[i]) << where;
+          ASSERT_EQ(tile.taps_in_frame[i], lane.taps_in_frame[i]) << where;
+          ASSERT_EQ(tile.taps_in_frame[i], lane.frame_taps(i)) << where;
+          ASSERT_EQ(tile.row_base_[i], lane.row_base_[i] + uint32_t(tile.lane_c)) << where;
+          rows_in_frame += lane.row_ok[i];
+          ++checked;
+        }
+      });
+  EXPECT_GT(rows_in_frame, 0);
+  EXPECT_GT(checked, rows_in_frame) << "some rows past the frame";
+}
+
+TEST(ConvGather, BothCursorsShareTheRows) {
+  check_shared_rows<kernel::CausalGeometry, 32, 32, 64>(ConvDesc::causal3x3x3(1, 2, 3, 5, 96, 8));
+  check_shared_rows<kernel::DownsampleGeometry, 32, 64, 64, 1>(ConvDesc::downsample(1, 1, 5, 7, 48, 8));
+  check_shared_rows<kernel::UpsampleGeometry, 16, 32, 32>(ConvDesc::upsample2x(1, 1, 3, 2, 16, 8));
 }
 
 TEST(ConvGather, StridedInput) {

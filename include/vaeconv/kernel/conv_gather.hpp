@@ -191,34 +191,64 @@ struct TapWindowCursor {
 };
 using TapCursor = TapWindowCursor<3>;
 
-// The gather with one K cursor per thread (its chunk's own position): the element-wise kernel's
-// (kFarSteps: its K tiles span many taps, carry_any; ChunkTaps reads the cursor), and the vector
-// form the kernels ran before TileConvGather (kept as the reference form of the K walk).
-template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps = false>
-struct LaneConvGather {
-  static constexpr int kChunkElems = 16 / kElemBytes;
-  // Without upsampling the offset is linear in the tap: at(i) = row_base(i) + tap_delta(), so a
-  // tap change costs one add per row instead of the whole address (see refresh()).
-  static constexpr bool kLinear = Geo::kUp == 1;
-  // Per-row state (decoded once per block).
+// The time term of a tap: x's frames (the block's input view) here; the cached causal conv's
+// vector gather reads some taps from the cache (cached_frames.hpp: CachedFrames).
+struct XFrames {
+  static constexpr bool kCache = false;
+  struct Term {
+    uint32_t off;     // elements from the row base's time term (it_rel0 * in_st)
+    bool ok;          // the frame exists
+    bool from_cache;  // the frame is read from the cache's view
+  };
+  VAECONV_HD void init(const ConvParams&, const BlockCoord&) {}
+  VAECONV_HD Term at(const ConvParams& p, int it_rel0, int t_rel_end, int kt) const {
+    return {uint32_t(kt) * uint32_t(p.in_st), unsigned(it_rel0 + kt) < unsigned(t_rel_end), false};
+  }
+};
+
+// The A gather's rows, whichever cursor walks K (LaneConvGather, TileConvGather): the per-row
+// state decoded once per block, the frame constants, the cached offsets and flags, and the math
+// form of a row's element at any tap cursor (at(), valid()). A cursor class adds its K position
+// (Position: its members sit between the rows' and the frame's, GatherRowState and
+// GatherFrameState, the member order both gathers had before they shared this state; nvcc's code
+// for the kernels depends on that order), its advance and its refresh of the cached forms.
+template <int kRows>
+struct GatherRowState {
   int ih0[kRows], iw0[kRows];  // oh * Stride - Pad, ow * Stride - Pad (upsampled coordinates)
   bool row_ok[kRows];
   uint32_t taps_in_frame[kRows];  // bit kh * 3 + kw: tap (kh, kw) of the row lies in the frame
-  uint32_t row_base_[kRows];      // kLinear: at(i) of tap (0, 0, 0), channel 0, in elements
-  // Per-chunk state (the thread's K position).
-  TapWindowCursor<Geo::kTaps> tap;
-  int k;
-  // Frame constants.
+  // kLinear: at(i) of tap (0, 0, 0), in elements, at the channel init_rows() was given (the tile
+  // cursor's lane_c; 0 for the per-thread cursor, whose tap delta holds its channel)
+  uint32_t row_base_[kRows];
+};
+template <int kRows>
+struct GatherFrameState {
   int it_rel0;                 // ot + kt_base - pad_t - it_lo: time offset of tap kt = 0
   int h_up, w_up, t_rel_end;   // bounds in the view's coordinates
-  // Cached at()/valid() of the current position.
+  // Cached at()/valid() of the current position (the cursor class keeps them).
   uint32_t off_[kRows];
   bool ok_[kRows];
+};
 
-  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
-    k = chunk * kChunkElems;
-    if constexpr (Geo::kTaps == 3) tap = TapWindowCursor<3>::of(k, p.cin);
-    else tap = TapWindowCursor<Geo::kTaps>::of(k, p.cin, p.tap_h0, p.tap_w0);
+template <class Geo, int kRows, int kRowStep, int kElemBytes, class Position>
+struct GatherRows : GatherRowState<kRows>, Position, GatherFrameState<kRows> {
+  using RowState = GatherRowState<kRows>;
+  using FrameState = GatherFrameState<kRows>;
+  using RowState::ih0, RowState::iw0, RowState::row_ok, RowState::taps_in_frame,
+      RowState::row_base_;
+  using FrameState::it_rel0, FrameState::h_up, FrameState::w_up, FrameState::t_rel_end,
+      FrameState::off_, FrameState::ok_;
+  static constexpr int kChunkElems = 16 / kElemBytes;
+  // Without upsampling the offset is linear in the tap: at(i) = row_base(i) + tap_delta(), so a
+  // tap change costs one add per row instead of the whole address (linear_at()).
+  static constexpr bool kLinear = Geo::kUp == 1;
+
+  // The frame constants and rows row0 + i * kRowStep of block b, their bases at channel `lane_c`.
+  // (Inlined into init() by force, and lane_c read by reference in the row loop as the member it
+  // is: with a call or a channel passed by value, clang reassociated the row bases and nvcc
+  // scheduled the init differently from the code the kernels were measured with.)
+  VAECONV_HD VAECONV_FORCE_INLINE void init_rows(const ConvParams& p, const BlockCoord& b,
+                                                 int row0, const int& lane_c) {
     it_rel0 = b.ot + p.kt_base - p.pad_t - b.it_lo;
     h_up = p.h * Geo::kUp;
     w_up = p.w_ * Geo::kUp;
@@ -233,9 +263,8 @@ VAECONV_UNROLL
       taps_in_frame[i] = frame_taps(i);
       // Unsigned wrap-around: a pad row's base is "negative", its in-frame taps' sums are not.
       row_base_[i] = uint32_t(it_rel0) * uint32_t(p.in_st) + uint32_t(ih0[i]) * uint32_t(p.in_sh) +
-                     uint32_t(iw0[i]) * uint32_t(p.in_sw);
+                     uint32_t(iw0[i]) * uint32_t(p.in_sw) + uint32_t(lane_c);
     }
-    refresh(p);
   }
 
   // The 9-bit mask of row i's spatial taps inside the (upsampled) frame; 0 for a row past it.
@@ -247,6 +276,63 @@ VAECONV_UNROLL
     for (int kh = 0; kh < 3; ++kh)
       if (unsigned(ih0[i] + kh) < unsigned(h_up)) mask |= cols << (3 * kh);
     return row_ok[i] ? mask : 0u;
+  }
+
+  VAECONV_HD bool exists(int i) const { return ok_[i]; }
+  VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
+
+  // kLinear: byte offset of row i's chunk at a tap `delta` elements from the row base.
+  VAECONV_HD uint32_t linear_at(int i, uint32_t delta) const {
+    return (row_base_[i] + delta) * uint32_t(kElemBytes);
+  }
+
+  // The math form at tap cursor `tap` (kh, kw, kt, c: TapWindowCursor), K index `k`: whether row
+  // i's element exists, its time term from `frames` (x's frames unless given).
+  template <class Cursor, class Frames = XFrames>
+  VAECONV_HD bool valid(const ConvParams& p, int i, const Cursor& tap, int k,
+                        const Frames& frames = Frames()) const {
+    const int ih_u = ih0[i] + tap.kh, iw_u = iw0[i] + tap.kw;
+    return row_ok[i] && k < p.k && unsigned(ih_u) < unsigned(h_up) &&
+           unsigned(iw_u) < unsigned(w_up) && frames.at(p, it_rel0, t_rel_end, tap.kt).ok;
+  }
+
+  // Byte offset of row i's 16-byte chunk at tap cursor `tap` from the block's input view
+  // (meaningful when valid; of x's view).
+  template <class Cursor>
+  VAECONV_HD uint32_t at(const ConvParams& p, int i, const Cursor& tap) const {
+    const int ih = (ih0[i] + tap.kh) / Geo::kUp, iw = (iw0[i] + tap.kw) / Geo::kUp;
+    // Unsigned products: rows past the frame get offsets too (never read) and must not overflow.
+    const uint32_t e = uint32_t(it_rel0 + tap.kt) * uint32_t(p.in_st) +
+                       uint32_t(ih) * uint32_t(p.in_sh) + uint32_t(iw) * uint32_t(p.in_sw) +
+                       uint32_t(tap.c);
+    return e * uint32_t(kElemBytes);
+  }
+};
+
+// The per-thread cursor's K position: its chunk's tap and K index.
+template <int kWindow>
+struct LanePosition {
+  TapWindowCursor<kWindow> tap;
+  int k;
+};
+
+// The gather with one K cursor per thread (its chunk's own position): the element-wise kernel's
+// (kFarSteps: its K tiles span many taps, carry_any; ChunkTaps reads the cursor), and the vector
+// form the kernels ran before TileConvGather (kept as the reference form of the K walk).
+template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps = false>
+struct LaneConvGather : GatherRows<Geo, kRows, kRowStep, kElemBytes, LanePosition<Geo::kTaps>> {
+  using Rows = GatherRows<Geo, kRows, kRowStep, kElemBytes, LanePosition<Geo::kTaps>>;
+  using Rows::kChunkElems, Rows::kLinear;
+  using Rows::it_rel0, Rows::t_rel_end, Rows::taps_in_frame, Rows::off_, Rows::ok_;
+  using Rows::at, Rows::valid;
+  using LanePosition<Geo::kTaps>::tap, LanePosition<Geo::kTaps>::k;
+
+  VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
+    k = chunk * kChunkElems;
+    if constexpr (Geo::kTaps == 3) tap = TapWindowCursor<3>::of(k, p.cin);
+    else tap = TapWindowCursor<Geo::kTaps>::of(k, p.cin, p.tap_h0, p.tap_w0);
+    Rows::init_rows(p, b, row0, 0);
+    refresh(p);
   }
 
   // Recomputes the cached forms after a tap change: valid() is the row's frame-tap bit and the
@@ -261,12 +347,10 @@ VAECONV_UNROLL
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) {
       ok_[i] = k_ok && ((taps_in_frame[i] >> bit) & 1u);
-      if constexpr (kLinear) off_[i] = (row_base_[i] + delta) * uint32_t(kElemBytes);
+      if constexpr (kLinear) off_[i] = Rows::linear_at(i, delta);
       else off_[i] = at(p, i);
     }
   }
-  VAECONV_HD bool exists(int i) const { return ok_[i]; }
-  VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
 
   VAECONV_HD void advance(const ConvParams& p) {
     k += BK;
@@ -281,21 +365,9 @@ VAECONV_UNROLL
     refresh(p);
   }
 
-  VAECONV_HD bool valid(const ConvParams& p, int i) const {
-    const int ih_u = ih0[i] + tap.kh, iw_u = iw0[i] + tap.kw, it = it_rel0 + tap.kt;
-    return row_ok[i] && k < p.k && unsigned(ih_u) < unsigned(h_up) &&
-           unsigned(iw_u) < unsigned(w_up) && unsigned(it) < unsigned(t_rel_end);
-  }
-
-  // Byte offset of row i's 16-byte chunk from the block's input view (meaningful when valid).
-  VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
-    const int ih = (ih0[i] + tap.kh) / Geo::kUp, iw = (iw0[i] + tap.kw) / Geo::kUp;
-    // Unsigned products: rows past the frame get offsets too (never read) and must not overflow.
-    const uint32_t e = uint32_t(it_rel0 + tap.kt) * uint32_t(p.in_st) +
-                       uint32_t(ih) * uint32_t(p.in_sh) + uint32_t(iw) * uint32_t(p.in_sw) +
-                       uint32_t(tap.c);
-    return e * uint32_t(kElemBytes);
-  }
+  // The math form at the thread's position (GatherRows).
+  VAECONV_HD bool valid(const ConvParams& p, int i) const { return valid(p, i, tap, k); }
+  VAECONV_HD uint32_t at(const ConvParams& p, int i) const { return at(p, i, tap); }
 };
 
 // The vector gather's tile cursor: channel c of spatial tap s = kh * 3 + kw (the bit of the rows'
@@ -330,50 +402,32 @@ struct TileTap {
   }
 };
 
-// The time term of a tap in the vector gather: x's frames (the block's input view) here; the
-// cached causal conv reads some taps from the cache (cached_frames.hpp: CachedFrames).
-struct XFrames {
-  static constexpr bool kCache = false;
-  struct Term {
-    uint32_t off;     // elements from the row base's time term (it_rel0 * in_st)
-    bool ok;          // the frame exists
-    bool from_cache;  // the frame is read from the cache's view
-  };
-  VAECONV_HD void init(const ConvParams&, const BlockCoord&) {}
-  VAECONV_HD Term at(const ConvParams& p, int it_rel0, int t_rel_end, int kt) const {
-    return {uint32_t(kt) * uint32_t(p.in_st), unsigned(it_rel0 + kt) < unsigned(t_rel_end), false};
-  }
+// The tile cursor's K position: the tile cursor (block-uniform), the lane's channel offset
+// from it, and the taps' time terms.
+template <int kWindow, class Frames>
+struct TilePosition {
+  TileTap<kWindow> tile;
+  int k0;       // the K tile's first column
+  int lane_c;   // chunk * kChunkElems
+  Frames frames;
+  bool from_cache = false;  // Frames::kCache: the lane's current tap reads a cached frame
 };
 
 // The vector gather with a block-uniform K cursor (the file comment): `tile` and `k0` are the K
 // tile's first column, `lane_c` the thread's chunk's fixed channel offset from it.
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, class Frames = XFrames>
-struct TileConvGather {
-  static constexpr int kChunkElems = 16 / kElemBytes;
+struct TileConvGather
+    : GatherRows<Geo, kRows, kRowStep, kElemBytes, TilePosition<Geo::kTaps, Frames>> {
+  using Rows = GatherRows<Geo, kRows, kRowStep, kElemBytes, TilePosition<Geo::kTaps, Frames>>;
+  using Position = TilePosition<Geo::kTaps, Frames>;
+  using Rows::kChunkElems, Rows::kLinear;
+  using Rows::it_rel0, Rows::t_rel_end, Rows::taps_in_frame, Rows::off_, Rows::ok_;
+  using Rows::at, Rows::valid;
+  using Position::tile, Position::k0, Position::lane_c, Position::frames, Position::from_cache;
   // offset(i) of a row that does not exist is kFoldedOutOfRange or more (the same-tap steps add
   // less than Cin elements to it).
   static constexpr bool kOffsetFoldsRange = true;
-  // Without upsampling the offset is linear in the tap: at(i) = row_base(i) + tap_delta(), so a
-  // tap change costs one add per row instead of the whole address (see refresh()).
-  static constexpr bool kLinear = Geo::kUp == 1;
   static_assert(kLinear || !Frames::kCache, "the cached frames are read by the causal conv");
-  // Per-row state (decoded once per block).
-  int ih0[kRows], iw0[kRows];  // oh * Stride - Pad, ow * Stride - Pad (upsampled coordinates)
-  bool row_ok[kRows];
-  uint32_t taps_in_frame[kRows];  // bit kh * 3 + kw: tap (kh, kw) of the row lies in the frame
-  uint32_t row_base_[kRows];      // kLinear: at(i) of tap (0, 0, 0), channel lane_c, in elements
-  // The K position: the tile cursor (block-uniform) and the lane's channel offset from it.
-  TileTap<Geo::kTaps> tile;
-  int k0;       // the K tile's first column
-  int lane_c;   // chunk * kChunkElems
-  Frames frames;
-  bool from_cache = false;  // Frames::kCache: the lane's current tap reads a cached frame
-  // Frame constants.
-  int it_rel0;                 // ot + kt_base - pad_t - it_lo: time offset of tap kt = 0
-  int h_up, w_up, t_rel_end;   // bounds in the view's coordinates
-  // Cached at()/valid() of the current position.
-  uint32_t off_[kRows];
-  bool ok_[kRows];
 
   VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
     k0 = 0;
@@ -381,34 +435,8 @@ struct TileConvGather {
     if constexpr (Geo::kTaps == 3) tile = TileTap<3>::first(0, 0);
     else tile = TileTap<Geo::kTaps>::first(p.tap_h0, p.tap_w0);
     frames.init(p, b);
-    it_rel0 = b.ot + p.kt_base - p.pad_t - b.it_lo;
-    h_up = p.h * Geo::kUp;
-    w_up = p.w_ * Geo::kUp;
-    t_rel_end = p.t - b.it_lo;
-VAECONV_UNROLL
-    for (int i = 0; i < kRows; ++i) {
-      const int m = b.m0 + row0 + i * kRowStep;
-      row_ok[i] = m < p.frame_pixels;
-      const int oh = m / p.wo, ow = m % p.wo;
-      ih0[i] = oh * Geo::kStride - Geo::kPad;
-      iw0[i] = ow * Geo::kStride - Geo::kPad;
-      taps_in_frame[i] = frame_taps(i);
-      // Unsigned wrap-around: a pad row's base is "negative", its in-frame taps' sums are not.
-      row_base_[i] = uint32_t(it_rel0) * uint32_t(p.in_st) + uint32_t(ih0[i]) * uint32_t(p.in_sh) +
-                     uint32_t(iw0[i]) * uint32_t(p.in_sw) + uint32_t(lane_c);
-    }
+    Rows::init_rows(p, b, row0, lane_c);
     refresh(p);
-  }
-
-  // The 9-bit mask of row i's spatial taps inside the (upsampled) frame; 0 for a row past it.
-  VAECONV_HD uint32_t frame_taps(int i) const {
-    uint32_t cols = 0, mask = 0;
-VAECONV_UNROLL
-    for (int kw = 0; kw < 3; ++kw) cols |= uint32_t(unsigned(iw0[i] + kw) < unsigned(w_up)) << kw;
-VAECONV_UNROLL
-    for (int kh = 0; kh < 3; ++kh)
-      if (unsigned(ih0[i] + kh) < unsigned(h_up)) mask |= cols << (3 * kh);
-    return row_ok[i] ? mask : 0u;
   }
 
   // What a tap contributes to every lane in it (block-uniform): its offset from the row base (the
@@ -462,13 +490,11 @@ VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) {
       ok_[i] = (taps_in_frame[i] & bit) != 0u;
       uint32_t off;
-      if constexpr (kLinear) off = (row_base_[i] + delta) * uint32_t(kElemBytes);
+      if constexpr (kLinear) off = Rows::linear_at(i, delta);
       else off = at(p, i);
       off_[i] = ok_[i] ? off : kFoldedOutOfRange;
     }
   }
-  VAECONV_HD bool exists(int i) const { return ok_[i]; }
-  VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
 
   VAECONV_HD void advance(const ConvParams& p) {
     k0 += BK;
@@ -490,24 +516,12 @@ VAECONV_UNROLL
     else return TapWindowCursor<Geo::kTaps>::of(k(), p.cin, p.tap_h0, p.tap_w0);
   }
 
+  // The math form at the lane's position (GatherRows), its time term from `frames`; at() is of
+  // x's view (the cached frames' offsets are the cached form's).
   VAECONV_HD bool valid(const ConvParams& p, int i) const {
-    const auto tap = lane_tap(p);
-    const int ih_u = ih0[i] + tap.kh, iw_u = iw0[i] + tap.kw;
-    return row_ok[i] && k() < p.k && unsigned(ih_u) < unsigned(h_up) &&
-           unsigned(iw_u) < unsigned(w_up) && frames.at(p, it_rel0, t_rel_end, tap.kt).ok;
+    return valid(p, i, lane_tap(p), k(), frames);
   }
-
-  // Byte offset of row i's 16-byte chunk from the block's input view (meaningful when valid; of
-  // x's view, the cached frames' offsets are the cached form's).
-  VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
-    const auto tap = lane_tap(p);
-    const int ih = (ih0[i] + tap.kh) / Geo::kUp, iw = (iw0[i] + tap.kw) / Geo::kUp;
-    // Unsigned products: rows past the frame get offsets too (never read) and must not overflow.
-    const uint32_t e = uint32_t(it_rel0 + tap.kt) * uint32_t(p.in_st) +
-                       uint32_t(ih) * uint32_t(p.in_sh) + uint32_t(iw) * uint32_t(p.in_sw) +
-                       uint32_t(tap.c);
-    return e * uint32_t(kElemBytes);
-  }
+  VAECONV_HD uint32_t at(const ConvParams& p, int i) const { return at(p, i, lane_tap(p)); }
 };
 
 // The implicit GEMM's A gather: the tile-cursor vector gather, or (kFarSteps) the element-wise
