@@ -229,9 +229,12 @@ TEST(TemporalConvGpu, AgainstReference) {
   }
 }
 
-// The cached causal and temporal convs of 192 and 384 channels: on sm_90a the bf16 ones run the
-// 192-wide tile (tile_table.hpp's WideCout192Shape; asserted here through which_kernel), fp8 its
-// own; partial pixel tiles (143-pixel frames), two Cout tiles at 384, odd T, residuals.
+// The cached causal and temporal convs of 192 and 384 channels against the reference: partial
+// pixel tiles (143-pixel frames), two Cout tiles at 384, odd T, residuals. None of them takes the
+// 192-wide tile (tile_table.hpp's WideCout192Shape; asserted here through which_kernel, without a
+// GPU too): dispatch.hpp's takes_wide_cout192 gives it only to the causal conv without a cache,
+// the one a GPU has run on it. Widening the rule to these geometries makes this test fail until
+// its assertion changes with it; the reference runs then check the 192-wide kernels.
 TEST(CachedConvGpu, WideCout192Tile) {
   std::vector<ConvDesc> descs;
   for (DType dt : {DType::kBF16, DType::kFP8E4M3}) {
@@ -244,10 +247,8 @@ TEST(CachedConvGpu, WideCout192Tile) {
   for (const ConvDesc& d : descs) {  // the plans, without a GPU too
     KernelPlan plan;
     ASSERT_TRUE(which_kernel(d, &plan).ok());
-#if defined(VAECONV_NVIDIA_WGMMA)
-    EXPECT_EQ(plan.choice.tile == kernel::TileId::kWideCout192, d.in_dtype == DType::kBF16)
+    EXPECT_NE(plan.choice.tile, kernel::TileId::kWideCout192)
         << plan.name() << " for " << d.to_string();
-#endif
   }
   VAECONV_REQUIRE_GPU();
   uint32_t seed = 400;

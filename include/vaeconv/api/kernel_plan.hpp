@@ -32,8 +32,9 @@ struct KernelChoice {
   enum class Family : int { kImplicitGemm = 0, kTapReduce = 1, kHalo = 2, kTapRow = 3 };
   Family family = Family::kImplicitGemm;
   // The implicit GEMM's tile: by Cout (kernel/dispatch.hpp's choose_tile), then, for the wide
-  // tile of a bf16 conv and a table with a 192-wide tile, by Cout % 192 (takes_wide_cout192),
-  // else, for a table with a few-rounds partner, by the round rule (kernel/tile_rounds.hpp).
+  // tile of a bf16 conv and a table with a 192-wide tile, by geometry and Cout % 192
+  // (takes_wide_cout192), else, for a table with a few-rounds partner, by the round rule
+  // (kernel/tile_rounds.hpp).
   kernel::TileId tile = kernel::TileId::kWide;
   bool vector = true;            // the implicit GEMM's 16-byte gather (else element-wise)
   bool upsample_phases = false;  // an upsample conv as four 2 x 2 phase launches
@@ -187,7 +188,7 @@ inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w)
     constexpr bool kCout192 =
         !std::is_void_v<typename Tables::template For<kBf16>::WideCout192>;
     if (kCout192 && c.tile == kernel::TileId::kWide && c.vector && d.in_dtype == kBf16 &&
-        kernel::takes_wide_cout192(d.out_channels_stored(), c.upsample_phases))
+        kernel::takes_wide_cout192(d))
       c.tile = kernel::TileId::kWideCout192;
     else if (c.tile == kernel::TileId::kWide && c.vector)
       c.tile = d.in_dtype == kFp8
@@ -200,9 +201,8 @@ inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w)
 }
 
 // Calls the visitor with the kernel instance of a choice, v.run<Kernel>(phase), once per launch
-// (phase -1 unless the upsample conv runs in phases). kPhaseKernels false: a tile the dispatch
-// never gives the upsample phases (choose_kernel), whose phase kernels are not instantiated.
-template <class Policy, bool kVector, class V, bool kPhaseKernels = true>
+// (phase -1 unless the upsample conv runs in phases).
+template <class Policy, bool kVector, class V>
 inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
   static_assert(Policy::kChunkElems == 16 / Policy::kElemBytes, "choose_kernel's chunk");
   switch (d.kind) {
@@ -230,14 +230,11 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
         return Status(StatusCode::kInvalidArgument,
                       "upsample weights packed in the direct form: the kernels run the upsample "
                       "conv in phases (pack_weights packs it so)");
-      if constexpr (kPhaseKernels) {
-        for (int phase = 0; phase < kUpsamplePhases; ++phase)
-          VAECONV_RETURN_IF_ERROR(
-              (v.template run<kernel::ConvKernel<Policy, kernel::UpsamplePhaseGeometry, kVector>>(
-                  phase)));
-        return Status::Ok();
-      }
-      return Status(StatusCode::kUnsupported, "this tile has no upsample phase kernels");
+      for (int phase = 0; phase < kUpsamplePhases; ++phase)
+        VAECONV_RETURN_IF_ERROR(
+            (v.template run<kernel::ConvKernel<Policy, kernel::UpsamplePhaseGeometry, kVector>>(
+                phase)));
+      return Status::Ok();
   }
   return Status(StatusCode::kUnsupported, "unknown conv kind");
 }
@@ -280,9 +277,15 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
           if constexpr (!std::is_void_v<typename T::WideFewRounds>)
             return visit_geometry<typename T::WideFewRounds, true>(d, c, v);
           break;
-        case kernel::TileId::kWideCout192:  // vector gathers, never the upsample phases
-          if constexpr (!std::is_void_v<typename T::WideCout192>)
-            return visit_geometry<typename T::WideCout192, true, V, false>(d, c, v);
+        case kernel::TileId::kWideCout192:  // only the kernel takes_wide_cout192 can choose
+          if constexpr (!std::is_void_v<typename T::WideCout192>) {
+            if (!kernel::takes_wide_cout192(d))
+              return Status(StatusCode::kUnsupported,
+                            "the 192-wide tile runs only the causal conv without a cache whose "
+                            "Cout is a multiple of 192 (kernel::takes_wide_cout192)");
+            return v.template run<
+                kernel::ConvKernel<typename T::WideCout192, kernel::CausalGeometry, true>>(-1);
+          }
           break;
       }
       break;

@@ -28,12 +28,15 @@ inline TileId choose_tile(int64_t cout) {
 }
 
 // Whether a wide-tile bf16 conv of the implicit GEMM's 16-byte gather takes the table's 192-wide
-// tile (tile_table.hpp's WideCout192, where the table has one): when every launch's Cout
-// (out_cout: the stored channels, one half of an interleaved temporal conv) is a multiple of 192,
-// so the tile computes no padding column, and the conv is not an upsample conv in phases (timed
-// neutral there: the phases keep the wide tile). A 96-channel layer would pad half the tile.
-inline bool takes_wide_cout192(int64_t out_cout, bool upsample_phases) {
-  return out_cout % 192 == 0 && !upsample_phases;
+// tile (tile_table.hpp's WideCout192, where the table has one): the causal conv without a cache
+// (CausalGeometry's kernel, one instance for T = 1 and T > 1) whose Cout is a multiple of 192, so
+// the tile computes no padding column (a 96-channel layer would pad half of it). That kernel is
+// the one a GPU has checked and timed on this tile (docs/performance.md); the cached-causal,
+// downsample and temporal convs and the upsample phases keep the 96-wide tile until a GPU run
+// checks and times them on it (docs/perf-notes.md), and their 192-wide kernels are not built.
+inline bool takes_wide_cout192(const ConvDesc& d) {
+  return d.kind == ConvKind::kCausal3x3x3 && d.cache_frames == 0 &&
+         d.out_channels_stored() % 192 == 0;
 }
 
 // The tap-reduce kernel (tap_reduce_kernel.hpp): causal convs with Cout <= 3 whose Cin fills
