@@ -3,19 +3,18 @@
 
 An inline-asm statement needs its operand list written out literally: one "+f" accumulator per
 register (N/2 of them for wgmma m64nN with fp32 D), then the two descriptors and the scale-d
-flag. This script writes those lists for the widths a tile may use: the shipped tiles' (every
-shipped wgmma warp tile is 96 columns wide, kernel/tile_table.hpp) and the wider warp tiles that
-bench/sweep.sh candidates time against them (128 and 192: one instruction per K step where two
-96-wide ones would read the A block twice), so that they are generated rather than typed; its
-output is the text between the BEGIN/END markers in nvidia_wgmma.hpp (an unused width is a macro
-only: it adds no code). Another width needs adding to WIDTHS, the header regenerated, and its
+flag. This script writes those lists for the widths the shipped tiles use (kernel/tile_table.hpp:
+96, every tile's warp tile but one; 192, the sm_90a bf16 WideCout192 tile: one instruction per K
+step where two 96-wide ones would read the A block twice), so that they are generated rather than
+typed; its output is the text between the BEGIN/END markers in nvidia_wgmma.hpp. A sweep candidate
+of another width (bench/sweep.sh) needs that width added to WIDTHS, the header regenerated, and its
 case in WgmmaAtom::mma.
   scripts/gen_wgmma_asm.py [N ...]        print the macros (default: WIDTHS)
   scripts/gen_wgmma_asm.py --check FILE   exit 1 unless FILE's marked text is the default output
 """
 import sys
 
-WIDTHS = [96, 128, 192]  # the shipped width, then the sweep candidates' (WgmmaAtom::mma)
+WIDTHS = [96, 192]  # the shipped tiles' warp-tile widths (WgmmaAtom::mma)
 
 
 def macro(n: int) -> str:

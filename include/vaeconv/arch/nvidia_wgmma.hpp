@@ -58,27 +58,6 @@ namespace vaeconv::arch {
         "+f"(c.v[42]), "+f"(c.v[43]), "+f"(c.v[44]), "+f"(c.v[45]), "+f"(c.v[46]), "+f"(c.v[47])   \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 
-#define VAECONV_WGMMA_N128(INSTR, TAIL)                                                            \
-  asm volatile(                                                                                    \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" INSTR " {"                                      \
-      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                     \
-      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                           \
-      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                           \
-      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"                            \
-      "}, %64, %65, p" TAIL ";\n}\n"                                                               \
-      : "+f"(c.v[0]), "+f"(c.v[1]), "+f"(c.v[2]), "+f"(c.v[3]), "+f"(c.v[4]), "+f"(c.v[5]),        \
-        "+f"(c.v[6]), "+f"(c.v[7]), "+f"(c.v[8]), "+f"(c.v[9]), "+f"(c.v[10]), "+f"(c.v[11]),      \
-        "+f"(c.v[12]), "+f"(c.v[13]), "+f"(c.v[14]), "+f"(c.v[15]), "+f"(c.v[16]), "+f"(c.v[17]),  \
-        "+f"(c.v[18]), "+f"(c.v[19]), "+f"(c.v[20]), "+f"(c.v[21]), "+f"(c.v[22]), "+f"(c.v[23]),  \
-        "+f"(c.v[24]), "+f"(c.v[25]), "+f"(c.v[26]), "+f"(c.v[27]), "+f"(c.v[28]), "+f"(c.v[29]),  \
-        "+f"(c.v[30]), "+f"(c.v[31]), "+f"(c.v[32]), "+f"(c.v[33]), "+f"(c.v[34]), "+f"(c.v[35]),  \
-        "+f"(c.v[36]), "+f"(c.v[37]), "+f"(c.v[38]), "+f"(c.v[39]), "+f"(c.v[40]), "+f"(c.v[41]),  \
-        "+f"(c.v[42]), "+f"(c.v[43]), "+f"(c.v[44]), "+f"(c.v[45]), "+f"(c.v[46]), "+f"(c.v[47]),  \
-        "+f"(c.v[48]), "+f"(c.v[49]), "+f"(c.v[50]), "+f"(c.v[51]), "+f"(c.v[52]), "+f"(c.v[53]),  \
-        "+f"(c.v[54]), "+f"(c.v[55]), "+f"(c.v[56]), "+f"(c.v[57]), "+f"(c.v[58]), "+f"(c.v[59]),  \
-        "+f"(c.v[60]), "+f"(c.v[61]), "+f"(c.v[62]), "+f"(c.v[63])                                 \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-
 #define VAECONV_WGMMA_N192(INSTR, TAIL)                                                            \
   asm volatile(                                                                                    \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" INSTR " {"                                      \
@@ -131,8 +110,8 @@ struct WgmmaAtom {
   // issue 25 W5); the mma.sync atom, the AMD kernels' portable twin, runs the tile cursor.
   static constexpr bool kLaneKCursor = true;
   struct FragC { float v[Layout::kCElems]; };
-  // The shipped tiles are 96 wide; 128 and 192 are sweep candidates' warp tiles (bench/sweep.sh).
-  static_assert(N == 96 || N == 128 || N == 192,
+  // The shipped warp tiles are 96 wide, and 192 for the sm_90a bf16 WideCout192 tile.
+  static_assert(N == 96 || N == 192,
                 "a width with generated asm (scripts/gen_wgmma_asm.py WIDTHS) and a case in mma()");
 
   VAECONV_DEVICE static float acc_scale() { return 1.f; }
@@ -183,9 +162,6 @@ struct WgmmaAtom {
     if constexpr (N == 96) {
       if constexpr (kFp8) VAECONV_WGMMA_E4M3(96);
       else VAECONV_WGMMA_BF16(96);
-    } else if constexpr (N == 128) {
-      if constexpr (kFp8) VAECONV_WGMMA_E4M3(128);
-      else VAECONV_WGMMA_BF16(128);
     } else {
       if constexpr (kFp8) VAECONV_WGMMA_E4M3(192);
       else VAECONV_WGMMA_BF16(192);
