@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.hpp"  // CHECK_HIP, check_pixels, time_median_us, compare_full
 #include "vendor_baseline.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
@@ -42,14 +43,9 @@
 
 namespace {
 
-#define CHECK_HIP(expr)                                                              \
-  do {                                                                               \
-    const hipError_t e_ = (expr);                                                    \
-    if (e_ != hipSuccess) {                                                          \
-      std::fprintf(stderr, "%s failed: %s\n", #expr, hipGetErrorString(e_));         \
-      std::exit(2);                                                                  \
-    }                                                                                \
-  } while (0)
+using vaeconv_bench::compare_full;
+using vaeconv_bench::kCrossRelL2Tol;
+using vaeconv_bench::time_median_us;
 
 // Ceilings the fractions are taken of (override with --peak-tflops / --mem-tbps).
 // Source: ../shared/anchors/README.md, "Ceilings on the same card" (H200, 2026-12-02): a
@@ -58,9 +54,6 @@ namespace {
 // (bytes read + bytes written).
 constexpr double kMmaSyncBf16PeakTflops = 645.0;
 constexpr double kHbmCopyTBps = 4.3;
-// Tolerance of the full-tensor comparison with the vendor's output (rel L2; bf16 outputs differ by
-// their roundings, ~1e-3).
-constexpr double kCrossRelL2Tol = 1e-2;
 
 struct Options {
   std::string only, json;
@@ -100,61 +93,10 @@ template <class XVal, class WVal>
 void sampled_check(const vaeconv::ConvDesc& d, const vaeconv::PackedWeightsInfo& info, XVal xval,
                    WVal wval, const std::vector<float>& bias, const std::vector<uint16_t>& y,
                    std::mt19937& rng, int64_t* sampled, int64_t* bad) {
-  std::vector<double> ref;
   std::uniform_int_distribution<int64_t> pick(0, d.gemm_m() - 1);
-  for (int i = 0; i < 64; ++i) {
-    const int64_t m = i < 2 ? (i == 0 ? 0 : d.gemm_m() - 1) : pick(rng);
-    vaeconv::reference::packed_output_pixel(d, info, xval, wval, bias.data(), m, &ref);
-    for (int64_t c = 0; c < d.cout; ++c) {
-      const double g = vaeconv::bf16_to_float(y[size_t(m * d.cout + c)]), e = ref[size_t(c)];
-      ++*sampled;
-      if (!(std::fabs(g - e) <= 2e-2 + 2e-2 * std::fabs(e))) ++*bad;
-    }
-  }
-}
-
-// Median of `iters` event-timed runs of `run(i)` after 3 warm-ups, in microseconds.
-template <class Run>
-double time_median_us(int iters, hipStream_t stream, Run run) {
-  for (int i = 0; i < 3; ++i) run(i);
-  hipEvent_t e0, e1;
-  CHECK_HIP(hipEventCreate(&e0));
-  CHECK_HIP(hipEventCreate(&e1));
-  std::vector<float> ms(static_cast<size_t>(iters));
-  for (int i = 0; i < iters; ++i) {
-    CHECK_HIP(hipEventRecord(e0, stream));
-    run(i);
-    CHECK_HIP(hipEventRecord(e1, stream));
-    CHECK_HIP(hipEventSynchronize(e1));
-    CHECK_HIP(hipEventElapsedTime(&ms[size_t(i)], e0, e1));
-  }
-  CHECK_HIP(hipGetLastError());
-  (void)hipEventDestroy(e0);
-  (void)hipEventDestroy(e1);
-  std::sort(ms.begin(), ms.end());
-  return 1e3 * ms[ms.size() / 2];
-}
-
-// Whole-tensor comparison of two bf16 outputs: max |a - b| and ||a - b|| / ||b||.
-void compare_full(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, Result* r) {
-  double num = 0, den = 0, mx = 0;
-  int64_t nonfinite = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double x = vaeconv::bf16_to_float(a[i]), y = vaeconv::bf16_to_float(b[i]);
-    if (!std::isfinite(x) || !std::isfinite(y)) {
-      ++nonfinite;
-      continue;
-    }
-    const double e = x - y;
-    num += e * e;
-    den += y * y;
-    mx = std::max(mx, std::fabs(e));
-  }
-  r->compared = true;
-  r->max_abs = mx;
-  r->rel_l2 = den > 0 ? std::sqrt(num / den) : (num > 0 ? 1e30 : 0.0);  // finite: it goes into JSON
-  r->nonfinite = nonfinite;
-  r->cross_ok = nonfinite == 0 && a.size() == b.size() && r->rel_l2 <= kCrossRelL2Tol;
+  std::vector<int64_t> pixels(64);
+  for (int i = 0; i < 64; ++i) pixels[size_t(i)] = i < 2 ? (i == 0 ? 0 : d.gemm_m() - 1) : pick(rng);
+  vaeconv_bench::check_pixels(d, info, xval, wval, bias, y, pixels, sampled, bad);
 }
 
 // The FP8 conv of the same shape and data: activations quantized by quantize_fp8 (outside the

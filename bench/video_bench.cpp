@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.hpp"  // CHECK_HIP, check_pixels, time_median_us, compare_full
 #include "bench_conv_entry.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
@@ -33,17 +34,7 @@ namespace {
 
 using vaeconv::ConvDesc;
 
-#define VIDEO_CHECK(expr)                                                            \
-  do {                                                                               \
-    const hipError_t e_ = (expr);                                                    \
-    if (e_ != hipSuccess) {                                                          \
-      std::fprintf(stderr, "%s failed: %s\n", #expr, hipGetErrorString(e_));         \
-      std::exit(2);                                                                  \
-    }                                                                                \
-  } while (0)
 
-// The full comparison's tolerance (rel L2; bf16 outputs differ by their roundings, ~1e-3).
-constexpr double kCrossRelL2Tol = 1e-2;
 constexpr int kSampledPixels = 64;
 
 struct VideoResult {
@@ -105,56 +96,7 @@ template <class XVal, class WVal>
 void sampled_check(const ConvDesc& d, const vaeconv::PackedWeightsInfo& info, XVal xval, WVal wval,
                    const std::vector<float>& bias, const std::vector<uint16_t>& y,
                    const std::vector<int64_t>& pixels, int64_t* sampled, int64_t* bad) {
-  const ConvDesc dr = cat_form(d);
-  std::vector<double> ref;
-  for (const int64_t m : pixels) {
-    vaeconv::reference::packed_output_pixel(dr, info, xval, wval, bias.data(), m, &ref);
-    for (int64_t c = 0; c < d.cout; ++c) {
-      const double g = vaeconv::bf16_to_float(y[size_t(m * d.cout + c)]), e = ref[size_t(c)];
-      ++*sampled;
-      if (!(std::fabs(g - e) <= 2e-2 + 2e-2 * std::fabs(e))) ++*bad;
-    }
-  }
-}
-
-// Median of `iters` event-timed runs of run(i) after 3 warm-ups, in microseconds.
-template <class Run>
-double median_us(int iters, hipStream_t stream, Run run) {
-  for (int i = 0; i < 3; ++i) run(i);
-  hipEvent_t e0, e1;
-  VIDEO_CHECK(hipEventCreate(&e0));
-  VIDEO_CHECK(hipEventCreate(&e1));
-  std::vector<float> ms(static_cast<size_t>(iters));
-  for (int i = 0; i < iters; ++i) {
-    VIDEO_CHECK(hipEventRecord(e0, stream));
-    run(i);
-    VIDEO_CHECK(hipEventRecord(e1, stream));
-    VIDEO_CHECK(hipEventSynchronize(e1));
-    VIDEO_CHECK(hipEventElapsedTime(&ms[size_t(i)], e0, e1));
-  }
-  VIDEO_CHECK(hipGetLastError());
-  (void)hipEventDestroy(e0);
-  (void)hipEventDestroy(e1);
-  std::sort(ms.begin(), ms.end());
-  return 1e3 * ms[ms.size() / 2];
-}
-
-void compare_full(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, VideoResult* r) {
-  double num = 0, den = 0, mx = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    const double x = vaeconv::bf16_to_float(a[i]), y = vaeconv::bf16_to_float(b[i]);
-    if (!std::isfinite(x) || !std::isfinite(y)) {
-      ++r->nonfinite;
-      continue;
-    }
-    num += (x - y) * (x - y);
-    den += y * y;
-    mx = std::max(mx, std::fabs(x - y));
-  }
-  r->compared = true;
-  r->max_abs = mx;
-  r->rel_l2 = den > 0 ? std::sqrt(num / den) : (num > 0 ? 1e30 : 0.0);
-  r->cross_ok = r->nonfinite == 0 && a.size() == b.size() && r->rel_l2 <= kCrossRelL2Tol;
+  check_pixels(cat_form(d), info, xval, wval, bias, y, pixels, sampled, bad);
 }
 
 // One row's host data and device buffers, released on every return path.
@@ -172,7 +114,7 @@ struct RowData {
   }
   void* alloc(size_t bytes) {
     void* p = nullptr;
-    VIDEO_CHECK(hipMalloc(&p, bytes));
+    CHECK_HIP(hipMalloc(&p, bytes));
     extra.push_back(p);
     return p;
   }
@@ -199,9 +141,9 @@ VideoResult::Fp8 bench_fp8(RowData& rd, const VideoShape& s, const VideoOptions&
   float* scales = static_cast<float*>(rd.alloc(copies * sizeof(float)));
   void* wd = rd.alloc(packed.byte_size());
   float* wsc = static_cast<float*>(rd.alloc(packed.scales.size() * sizeof(float)));
-  VIDEO_CHECK(hipMemcpy(cat_dev, rd.cat.data(), size_t(n) * 2, hipMemcpyHostToDevice));
-  VIDEO_CHECK(hipMemcpy(wd, packed.bytes(), packed.byte_size(), hipMemcpyHostToDevice));
-  VIDEO_CHECK(hipMemcpy(wsc, packed.scales.data(), packed.scales.size() * 4, hipMemcpyHostToDevice));
+  CHECK_HIP(hipMemcpy(cat_dev, rd.cat.data(), size_t(n) * 2, hipMemcpyHostToDevice));
+  CHECK_HIP(hipMemcpy(wd, packed.bytes(), packed.byte_size(), hipMemcpyHostToDevice));
+  CHECK_HIP(hipMemcpy(wsc, packed.scales.data(), packed.scales.size() * 4, hipMemcpyHostToDevice));
   std::vector<char*> x8(copies);
   for (size_t i = 0; i < copies && r.error.empty(); ++i) {
     x8[i] = static_cast<char*>(rd.alloc(size_t(n)));
@@ -220,7 +162,7 @@ VideoResult::Fp8 bench_fp8(RowData& rd, const VideoShape& s, const VideoOptions&
   };
   const size_t y_bytes = size_t(d.out_elements()) * 2;
   if (r.error.empty()) {
-    VIDEO_CHECK(hipMemset(rd.ys[0], 0xFF, y_bytes));
+    CHECK_HIP(hipMemset(rd.ys[0], 0xFF, y_bytes));
     st = vaeconv::bench::conv_forward(d, args(0), rd.stream);
     if (!st.ok()) r.error = st.to_string();
   }
@@ -228,8 +170,8 @@ VideoResult::Fp8 bench_fp8(RowData& rd, const VideoShape& s, const VideoOptions&
     std::vector<uint8_t> xq(static_cast<size_t>(n));
     const float xs = vaeconv::quantize_fp8_host(rd.cat.data(), n, xq.data());
     std::vector<uint16_t> out(static_cast<size_t>(d.out_elements()));
-    VIDEO_CHECK(hipStreamSynchronize(rd.stream));
-    VIDEO_CHECK(hipMemcpy(out.data(), rd.ys[0], y_bytes, hipMemcpyDeviceToHost));
+    CHECK_HIP(hipStreamSynchronize(rd.stream));
+    CHECK_HIP(hipMemcpy(out.data(), rd.ys[0], y_bytes, hipMemcpyDeviceToHost));
     sampled_check(
         d, packed.info, [&](int64_t i) { return vaeconv::e4m3fn_to_float(xq[size_t(i)]) * xs; },
         [&](int64_t row, int64_t k) {
@@ -239,7 +181,7 @@ VideoResult::Fp8 bench_fp8(RowData& rd, const VideoShape& s, const VideoOptions&
     if (r.bad) r.error = "sampled check failed";
   }
   if (r.error.empty()) {
-    r.us = median_us(o.iters, rd.stream,
+    r.us = time_median_us(o.iters, rd.stream,
                      [&](int i) { (void)vaeconv::bench::conv_forward(d, args(size_t(i) % copies), rd.stream); });
     r.tflops = d.flops() / (r.us * 1e-6) / 1e12;
   }
@@ -276,17 +218,17 @@ VideoResult bench_shape(const VideoShape& s, const VideoOptions& o) {
   const size_t copies = std::max<size_t>(1, std::min<size_t>(16, (size_t(256) << 20) / (c_bytes + x_bytes + y_bytes)));
   for (size_t i = 0; i < copies; ++i) {
     for (auto* v : {&rd.caches, &rd.xs, &rd.ys}) v->push_back(nullptr);
-    VIDEO_CHECK(hipMalloc(&rd.caches[i], c_bytes));
-    VIDEO_CHECK(hipMalloc(&rd.xs[i], x_bytes));
-    VIDEO_CHECK(hipMalloc(&rd.ys[i], y_bytes));
-    VIDEO_CHECK(hipMemcpy(rd.caches[i], rd.cat.data(), c_bytes, hipMemcpyHostToDevice));
-    VIDEO_CHECK(hipMemcpy(rd.xs[i], rd.cat.data() + rd.cache_elems, x_bytes, hipMemcpyHostToDevice));
+    CHECK_HIP(hipMalloc(&rd.caches[i], c_bytes));
+    CHECK_HIP(hipMalloc(&rd.xs[i], x_bytes));
+    CHECK_HIP(hipMalloc(&rd.ys[i], y_bytes));
+    CHECK_HIP(hipMemcpy(rd.caches[i], rd.cat.data(), c_bytes, hipMemcpyHostToDevice));
+    CHECK_HIP(hipMemcpy(rd.xs[i], rd.cat.data() + rd.cache_elems, x_bytes, hipMemcpyHostToDevice));
   }
   void* wd = rd.alloc(packed.bf16.size() * 2);
   void* bd = rd.alloc(rd.bias.size() * 4);
-  VIDEO_CHECK(hipMemcpy(wd, packed.bf16.data(), packed.bf16.size() * 2, hipMemcpyHostToDevice));
-  VIDEO_CHECK(hipMemcpy(bd, rd.bias.data(), rd.bias.size() * 4, hipMemcpyHostToDevice));
-  VIDEO_CHECK(hipStreamCreate(&rd.stream));
+  CHECK_HIP(hipMemcpy(wd, packed.bf16.data(), packed.bf16.size() * 2, hipMemcpyHostToDevice));
+  CHECK_HIP(hipMemcpy(bd, rd.bias.data(), rd.bias.size() * 4, hipMemcpyHostToDevice));
+  CHECK_HIP(hipStreamCreate(&rd.stream));
   auto args = [&](size_t i) {
     vaeconv::ConvArgs a;
     a.cache = rd.caches[i];
@@ -299,12 +241,12 @@ VideoResult bench_shape(const VideoShape& s, const VideoOptions& o) {
 
   std::vector<uint16_t> y(static_cast<size_t>(d.out_elements()));
   if (o.bf16) {
-    VIDEO_CHECK(hipMemset(rd.ys[0], 0xFF, y_bytes));
+    CHECK_HIP(hipMemset(rd.ys[0], 0xFF, y_bytes));
     const vaeconv::Status st = vaeconv::bench::conv_forward(d, args(0), rd.stream);
     if (!st.ok()) r.error = st.to_string();
     if (r.error.empty()) {
-      VIDEO_CHECK(hipStreamSynchronize(rd.stream));
-      VIDEO_CHECK(hipMemcpy(y.data(), rd.ys[0], y_bytes, hipMemcpyDeviceToHost));
+      CHECK_HIP(hipStreamSynchronize(rd.stream));
+      CHECK_HIP(hipMemcpy(y.data(), rd.ys[0], y_bytes, hipMemcpyDeviceToHost));
       sampled_check(
           d, packed.info, [&](int64_t i) { return vaeconv::bf16_to_float(rd.cat[size_t(i)]); },
           [&](int64_t co, int64_t k) {
@@ -317,7 +259,7 @@ VideoResult bench_shape(const VideoShape& s, const VideoOptions& o) {
 #endif
     }
     if (r.error.empty()) {
-      r.us = median_us(o.iters, rd.stream,
+      r.us = time_median_us(o.iters, rd.stream,
                        [&](int i) { (void)vaeconv::bench::conv_forward(d, args(size_t(i) % copies), rd.stream); });
       r.tflops = d.flops() / (r.us * 1e-6) / 1e12;
     }
@@ -432,7 +374,7 @@ int list_video_shapes() {
 
 int run_video_bench(const VideoOptions& o) {
   hipDeviceProp_t prop;
-  VIDEO_CHECK(hipGetDeviceProperties(&prop, 0));
+  CHECK_HIP(hipGetDeviceProperties(&prop, 0));
   std::string vendor_name;
   (void)vendor_available(&vendor_name);
   std::printf("video rows (issue 27): vaeconv's cached causal conv (cache read in place) against cuDNN conv3d on "
