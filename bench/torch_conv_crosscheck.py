@@ -65,6 +65,27 @@ def median_us(fn, iters, torch):
     return ts[len(ts) // 2]
 
 
+def gemm_ceiling(torch, n=8192, iters=20):
+    """The card's dense matrix-product ceiling in TFLOP/s, measured as the bench's conv times are:
+    an n x n x n product (bf16 torch.matmul; e4m3 torch._scaled_mm with unit scales, bf16 out).
+    The speed no conv of the same FLOPs can beat on this card: issue 28's targets are checked
+    against it (docs/performance.md)."""
+    a = torch.randn(n, n, device=DEVICE, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=DEVICE, dtype=torch.bfloat16)
+    flop = 2.0 * n * n * n
+    res = dict(n=n, bf16=flop / median_us(lambda i: torch.matmul(a, b), iters, torch) / 1e6)
+    try:
+        a8 = a.to(torch.float8_e4m3fn)
+        b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm wants
+        one = torch.ones((), device=DEVICE, dtype=torch.float32)
+        res["fp8"] = flop / median_us(
+            lambda i: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
+            iters, torch) / 1e6
+    except (RuntimeError, AttributeError, TypeError) as ex:
+        res["fp8_error"] = str(ex)
+    return res
+
+
 def run_shape(sh, iters, torch, F):
     kind, ci, co, h, w, t = sh["kind"], sh["cin"], sh["cout"], sh["h"], sh["w"], sh.get("t", 1)
     cf = sh.get("cache_frames", 0)
@@ -233,6 +254,11 @@ def main(argv=None):
                 cudnn=torch.backends.cudnn.version(), iters=a.iters, benchmark=True, tf32=False,
                 form="F.conv2d channels_last bf16, bf16 bias (F.conv3d channels_last_3d where t > 1)")
     print("PyTorch %s, cuDNN %s, %s; median of %d runs" % (meta["torch"], meta["cudnn"], meta["device"], a.iters))
+    meta["gemm_tflops"] = gemm_ceiling(torch)
+    print("dense product ceiling (%d^3): bf16 %.0f TFLOP/s, fp8 %s" % (
+        meta["gemm_tflops"]["n"], meta["gemm_tflops"]["bf16"],
+        "%.0f TFLOP/s" % meta["gemm_tflops"]["fp8"] if "fp8" in meta["gemm_tflops"]
+        else "not run (%s)" % meta["gemm_tflops"].get("fp8_error")), flush=True)
     results, failed = {}, 0
     for sh in shapes:
         try:
