@@ -3,11 +3,11 @@
 // host code: runs without a GPU).
 //
 // On the sm_90a build (VAECONV_NVIDIA_WGMMA) the bf16 implicit GEMM's 16-byte gather takes the
-// 128 x 192 tile exactly for the causal conv without a cache (T = 1 and T > 1: one kernel) whose
-// Cout is a multiple of 192, the only kernel a GPU has checked and timed on it. The cached-causal,
-// downsample and temporal convs, the upsample phases, the 96-channel layers, the element-wise
-// gather and every fp8 conv keep their tiles (a 96-channel layer on the 192 tile would compute
-// half padding; the other geometries have not run on it). Every
+// 128 x 192 tile exactly for the causal conv (cached or not; T = 1 and T > 1) and the downsample
+// conv whose Cout is a multiple of 192, the kernels a GPU has checked and timed on it. The
+// temporal convs, the upsample phases, the 96-channel layers, the element-wise gather and every
+// fp8 conv keep their tiles (a 96-channel layer on the 192 tile would compute half padding; the
+// temporal convs have not been timed on it). Every
 // other build (the mma.sync twin, AMD) has no such tile: no plan there is 192 wide. The GPU
 // suite's seed and extra cases run what these plans name against the reference; the rule alone
 // is tests/host/test_wide_cout192.cpp.
@@ -63,7 +63,7 @@ bool on_wide_cout192(const KernelPlan& p) {
 }
 
 // Every seed shape, both operand types: the 192 tile exactly for the bf16 implicit-GEMM vector
-// rows of the causal conv with Cout 192 or 384.
+// rows of the causal and downsample convs with Cout 192 or 384.
 TEST(WideCout192, SeedShapes) {
   int on192 = 0;
   for (const VaeShape& s : kVaeShapes) {
@@ -71,15 +71,17 @@ TEST(WideCout192, SeedShapes) {
       const KernelPlan p = plan_of(s.desc(dt));
       const bool expected = kHasWideCout192 && dt == DType::kBF16 &&
                             p.choice.family == KernelChoice::Family::kImplicitGemm &&
-                            p.choice.vector && s.kind == ConvKind::kCausal3x3x3 &&
+                            p.choice.vector &&
+                            (s.kind == ConvKind::kCausal3x3x3 || s.kind == ConvKind::kDownsample) &&
                             (s.cout == 192 || s.cout == 384);
       EXPECT_EQ(on_wide_cout192(p), expected) << s.id << ": " << p.name();
       on192 += expected;
     }
   }
-  // enc_e1_res2, enc_e2_res1, enc_e2_res2, enc_e3_mid and dec_bottleneck_1328 (the others of
-  // Cout >= 192 are the halo kernel's, or downsample layers, which keep the 96-wide tile).
-  EXPECT_EQ(on192, kHasWideCout192 ? 5 : 0);
+  // enc_e1_res2, enc_e2_res1, enc_e2_res2, enc_e3_mid, dec_bottleneck_1328 and the two
+  // downsample layers of 192 and 384 channels (the other causal layers of Cout >= 192 are the
+  // halo kernel's).
+  EXPECT_EQ(on192, kHasWideCout192 ? 7 : 0);
 }
 
 // Named layers, so that a broken rule names the layer it broke.
@@ -89,14 +91,17 @@ TEST(WideCout192, NamedLayers) {
   EXPECT_EQ(on_wide_cout192(plan_of(D::causal3x3x3(1, 1, 256, 256, 384, 384))), kHasWideCout192);
   EXPECT_EQ(on_wide_cout192(plan_of(D::causal3x3x3(1, 4, 64, 64, 384, 384))), kHasWideCout192);
   EXPECT_EQ(on_wide_cout192(plan_of(D::causal3x3x3(2, 1, 40, 36, 192, 192))), kHasWideCout192);
-  // The geometries no GPU has run on the tile keep the 96-wide one, 192 and 384 channels alike:
-  // the cached causal conv (one or two frames of the previous chunk), downsample, and the
-  // temporal convs of stride 2 (Cout = C) and stride 1 (Cout = 2C in two interleaved halves).
-  EXPECT_FALSE(on_wide_cout192(plan_of(D::causal3x3x3_cached(1, 4, 48, 52, 192, 192, 2))));
-  EXPECT_FALSE(on_wide_cout192(plan_of(D::causal3x3x3_cached(1, 2, 30, 52, 384, 384, 2))));
-  EXPECT_FALSE(on_wide_cout192(plan_of(D::causal3x3x3_cached(1, 3, 9, 5, 192, 384, 1))));
-  EXPECT_FALSE(on_wide_cout192(plan_of(D::downsample(1, 1, 256, 256, 384, 384))));
-  EXPECT_FALSE(on_wide_cout192(plan_of(D::downsample(1, 1, 256, 256, 192, 192))));
+  // The cached causal conv (one or two frames of the previous chunk) and downsample: the 192 tile.
+  EXPECT_EQ(on_wide_cout192(plan_of(D::causal3x3x3_cached(1, 4, 48, 52, 192, 192, 2))),
+            kHasWideCout192);
+  EXPECT_EQ(on_wide_cout192(plan_of(D::causal3x3x3_cached(1, 2, 30, 52, 384, 384, 2))),
+            kHasWideCout192);
+  EXPECT_EQ(on_wide_cout192(plan_of(D::causal3x3x3_cached(1, 3, 9, 5, 192, 384, 1))),
+            kHasWideCout192);
+  EXPECT_EQ(on_wide_cout192(plan_of(D::downsample(1, 1, 256, 256, 384, 384))), kHasWideCout192);
+  EXPECT_EQ(on_wide_cout192(plan_of(D::downsample(1, 1, 256, 256, 192, 192))), kHasWideCout192);
+  // The temporal convs of stride 2 (Cout = C) and stride 1 (Cout = 2C in two interleaved halves)
+  // keep the 96-wide tile, 192 and 384 channels alike (not timed on the 192 tile).
   EXPECT_FALSE(on_wide_cout192(plan_of(D::temporal3x1x1(1, 4, 32, 32, 384, 384, 2, 1))));
   EXPECT_FALSE(on_wide_cout192(plan_of(D::temporal3x1x1(1, 4, 32, 32, 384, 768, 1, 2))));
   EXPECT_FALSE(on_wide_cout192(plan_of(D::temporal3x1x1(1, 4, 32, 32, 192, 384, 1, 2))));

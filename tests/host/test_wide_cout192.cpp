@@ -1,7 +1,7 @@
 // test_wide_cout192.cpp — the rule of the 192-wide bf16 tile (kernel/dispatch.hpp's
-// takes_wide_cout192), host arithmetic: the causal conv without a cache whose Cout is a multiple
-// of 192, the one kernel a GPU has checked and timed on that tile; every other geometry keeps the
-// 96-wide tile. Which plans the sm_90a tables give (which_kernel, GPU compiler, no GPU needed):
+// takes_wide_cout192), host arithmetic: the causal conv (cached or not) and the downsample conv
+// whose Cout is a multiple of 192, the kernels a GPU has checked and timed on that tile; the
+// temporal convs and the upsample phases keep the 96-wide tile. Which plans the sm_90a tables give (which_kernel, GPU compiler, no GPU needed):
 // tests/gpu/test_wide_cout192_gpu.cpp.
 #include <gtest/gtest.h>
 
@@ -28,14 +28,27 @@ TEST(WideCout192Rule, CausalByCout) {
   EXPECT_FALSE(takes_wide_cout192(D::causal3x3x3(1, 1, 64, 64, 384, 480)));
 }
 
-// The geometries no GPU has run on the tile keep the 96-wide one, 192 and 384 channels alike.
-TEST(WideCout192Rule, OtherGeometriesKeepTheWideTile) {
+// The cached causal conv (one or two frames of the previous chunk) and the downsample conv take
+// it by Cout as the causal conv does.
+TEST(WideCout192Rule, CachedAndDownsampleByCout) {
   for (int64_t cout : {192, 384, 768}) {
     for (int cache : {1, 2})
-      EXPECT_FALSE(takes_wide_cout192(D::causal3x3x3_cached(1, 4, 48, 52, cout, cout, cache)))
+      EXPECT_TRUE(takes_wide_cout192(D::causal3x3x3_cached(1, 4, 48, 52, cout, cout, cache)))
           << "cached causal " << cout << " cache " << cache;
-    EXPECT_FALSE(takes_wide_cout192(D::downsample(1, 1, 256, 256, cout, cout)))
+    EXPECT_TRUE(takes_wide_cout192(D::downsample(1, 1, 256, 256, cout, cout)))
         << "downsample " << cout;
+  }
+  EXPECT_TRUE(takes_wide_cout192(D::causal3x3x3_cached(1, 3, 9, 5, 192, 384, 1)));
+  for (int64_t cout : {96, 288, 480}) {
+    EXPECT_FALSE(takes_wide_cout192(D::causal3x3x3_cached(1, 4, 48, 52, 384, cout, 2))) << cout;
+    EXPECT_FALSE(takes_wide_cout192(D::downsample(1, 1, 256, 256, 384, cout))) << cout;
+  }
+}
+
+// The temporal convs (checked on the tile, not timed) and the upsample phases (timed neutral)
+// keep the 96-wide one, 192 and 384 channels alike.
+TEST(WideCout192Rule, TemporalAndUpsampleKeepTheWideTile) {
+  for (int64_t cout : {192, 384, 768}) {
     EXPECT_FALSE(takes_wide_cout192(D::temporal3x1x1(1, 4, 32, 32, cout, cout, 2, 1)))
         << "temporal stride 2 " << cout;
     EXPECT_FALSE(takes_wide_cout192(D::temporal3x1x1(1, 4, 32, 32, cout, 2 * cout, 1, 2)))
@@ -45,20 +58,21 @@ TEST(WideCout192Rule, OtherGeometriesKeepTheWideTile) {
   }
 }
 
-// On the seed shapes of the wide tile: the 192- and 384-channel causal layers, and no other.
+// On the seed shapes of the wide tile: the 192- and 384-channel causal and downsample layers.
 TEST(WideCout192Rule, SeedShapes) {
   int taken = 0;
   for (const VaeShape& s : kVaeShapes) {
     if (kernel::choose_tile(s.cout) != kernel::TileId::kWide) continue;
     const bool expected =
-        s.kind == ConvKind::kCausal3x3x3 && (s.cout == 192 || s.cout == 384);
+        (s.kind == ConvKind::kCausal3x3x3 || s.kind == ConvKind::kDownsample) &&
+        (s.cout == 192 || s.cout == 384);
     EXPECT_EQ(takes_wide_cout192(s.desc()), expected) << s.id;
     taken += expected;
   }
   // enc_e1_res1, enc_e1_res2, enc_e2_res1, enc_e2_res2, enc_e3_mid, dec_conv_in and
   // dec_bottleneck_1328 (the halo kernel takes some of them first on sm_90a: the GPU-compiled
-  // test counts the plans); not the 192/384 downsample layers.
-  EXPECT_EQ(taken, 7) << "seed shapes under the rule";
+  // test counts the plans), enc_e1_downsample_spatial and enc_e2_downsample_spatial.
+  EXPECT_EQ(taken, 9) << "seed shapes under the rule";
 }
 
 }  // namespace

@@ -277,14 +277,18 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
           if constexpr (!std::is_void_v<typename T::WideFewRounds>)
             return visit_geometry<typename T::WideFewRounds, true>(d, c, v);
           break;
-        case kernel::TileId::kWideCout192:  // only the kernel takes_wide_cout192 can choose
+        case kernel::TileId::kWideCout192:  // only the kernels takes_wide_cout192 can choose
           if constexpr (!std::is_void_v<typename T::WideCout192>) {
+            using P = typename T::WideCout192;
             if (!kernel::takes_wide_cout192(d))
               return Status(StatusCode::kUnsupported,
-                            "the 192-wide tile runs only the causal conv without a cache whose "
-                            "Cout is a multiple of 192 (kernel::takes_wide_cout192)");
-            return v.template run<
-                kernel::ConvKernel<typename T::WideCout192, kernel::CausalGeometry, true>>(-1);
+                            "the 192-wide tile runs only the causal (cached or not) and downsample "
+                            "convs whose Cout is a multiple of 192 (kernel::takes_wide_cout192)");
+            if (d.kind == ConvKind::kDownsample)
+              return v.template run<kernel::ConvKernel<P, kernel::DownsampleGeometry, true>>(-1);
+            if (d.cache_frames > 0)
+              return v.template run<kernel::ConvKernel<P, kernel::CachedCausalGeometry, true>>(-1);
+            return v.template run<kernel::ConvKernel<P, kernel::CausalGeometry, true>>(-1);
           }
           break;
       }

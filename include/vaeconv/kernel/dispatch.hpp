@@ -28,14 +28,15 @@ inline TileId choose_tile(int64_t cout) {
 }
 
 // Whether a wide-tile bf16 conv of the implicit GEMM's 16-byte gather takes the table's 192-wide
-// tile (tile_table.hpp's WideCout192, where the table has one): the causal conv without a cache
-// (CausalGeometry's kernel, one instance for T = 1 and T > 1) whose Cout is a multiple of 192, so
-// the tile computes no padding column (a 96-channel layer would pad half of it). That kernel is
-// the one a GPU has checked and timed on this tile (docs/performance.md); the cached-causal,
-// downsample and temporal convs and the upsample phases keep the 96-wide tile until a GPU run
-// checks and times them on it (docs/perf-notes.md), and their 192-wide kernels are not built.
+// tile (tile_table.hpp's WideCout192, where the table has one): the causal conv, with a cache or
+// without (T = 1 and T > 1), and the downsample conv, whose Cout is a multiple of 192, so the tile
+// computes no padding column (a 96-channel layer would pad half of it). Those are the geometries
+// a GPU has checked against the reference and timed on this tile, none slower than on the 96-wide
+// tile (docs/performance.md, docs/video.md). The temporal convs (checked, not timed: their K is
+// 3 Cin, a short loop for a one-block-per-SM tile) and the upsample phases (timed neutral) keep
+// the 96-wide tile, and their 192-wide kernels are not built.
 inline bool takes_wide_cout192(const ConvDesc& d) {
-  return d.kind == ConvKind::kCausal3x3x3 && d.cache_frames == 0 &&
+  return (d.kind == ConvKind::kCausal3x3x3 || d.kind == ConvKind::kDownsample) &&
          d.out_channels_stored() % 192 == 0;
 }
 

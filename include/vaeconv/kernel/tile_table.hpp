@@ -27,8 +27,8 @@
 namespace vaeconv::kernel {
 
 // kWideFewRounds: the wide tile's few-rounds partner, where a table has one (tile_rounds.hpp).
-// kWideCout192: the 192-wide tile of the Cout % 192 == 0 causal convs, where a table has one
-// (dispatch.hpp's takes_wide_cout192).
+// kWideCout192: the 192-wide tile of the Cout % 192 == 0 causal and downsample convs, where a
+// table has one (dispatch.hpp's takes_wide_cout192).
 enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2, kWideFewRounds = 3, kWideCout192 = 4 };
 
 // The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: BN = 32 GEMM columns = 9 taps x
@@ -112,13 +112,14 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 // Session-4 sweep (docs/perf-notes.md): two warpgroups of 64 x 96, BK = 64 (128-byte rows: half
 // the barriers per FLOP of BK = 32), 4 stages (two tiles ahead of the one in flight), 2 blocks/SM.
 using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
-// The bf16 tile of the causal convs without a cache whose Cout is a multiple of 192 (192, 384;
-// dispatch.hpp's takes_wide_cout192): two warpgroups of 64 x 192 (one m64n192 wgmma each per K
-// step), the wide tile's BK and stages, 160 KiB of shared memory and so 1 block/SM. Per K tile it
-// reads each A row once for 192 output channels instead of twice for 2 x 96: faster than WideShape
-// on every 192- and 384-channel causal seed layer timed, slower on the 96-channel ones (which it
-// would pad) and neutral on the upsample phases, which keep WideShape; the other geometries keep
-// WideShape until a GPU has run them on it (docs/performance.md, the 128x192 tile).
+// The bf16 tile of the causal (cached or not) and downsample convs whose Cout is a multiple of
+// 192 (192, 384; dispatch.hpp's takes_wide_cout192): two warpgroups of 64 x 192 (one m64n192
+// wgmma each per K step), the wide tile's BK and stages, 160 KiB of shared memory and so 1
+// block/SM. Per K tile it reads each A row once for 192 output channels instead of twice for
+// 2 x 96: faster than WideShape on the 192- and 384-channel causal, cached-causal and 384-channel
+// downsample layers timed, equal on the 192-channel downsample, slower on the 96-channel ones
+// (which it would pad) and neutral on the upsample phases, which keep WideShape; the temporal
+// convs keep WideShape until timed on it (docs/performance.md, the 128x192 tile).
 using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
@@ -233,7 +234,8 @@ using WideAtomFp8 = Arch::AtomFp8;
 // kHaloMaxCin: the largest Cin the halo kernel's halo holds, the dispatch's cap. WideFewRounds:
 // the wide tile's few-rounds partner and kRoundTarget the target constants of the round rule
 // (tile_rounds.hpp) where the set has one, else void (one wide tile). WideCout192: the bf16
-// tile of the Cout % 192 == 0 causal convs where the set has one (sm_90a), else void.
+// tile of the Cout % 192 == 0 causal and downsample convs where the set has one (sm_90a),
+// else void.
 template <DType kType>
 struct Tiles;
 template <>
