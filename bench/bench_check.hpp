@@ -1,19 +1,22 @@
 // bench/bench_check.hpp — what every timed bench row shares (vaeconv_bench.cpp's image rows,
 // video_bench.cpp's video rows): a HIP error stops the bench, the median of CUDA/HIP-event timed
 // runs, the sampled check of an output against the conv of the packed weights' values, and the
-// whole-output comparison with the vendor's.
+// whole-output comparison with the vendor's; with --profile, one more call of each timed conv
+// inside a profiler bracket (profile_bracket.hpp, included here).
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_desc.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
 #include "vaeconv/reference/packed_reference.hpp"
+#include "profile_bracket.hpp"
 
 #define CHECK_HIP(expr)                                                              \
   do {                                                                               \
@@ -46,6 +49,9 @@ void check_pixels(const vaeconv::ConvDesc& d, const vaeconv::PackedWeightsInfo& 
     }
   }
 }
+
+// "" when s is ok, else its text: what a profile_bracket call's run returns for a vaeconv conv.
+inline std::string error_of(const vaeconv::Status& s) { return s.ok() ? std::string() : s.to_string(); }
 
 // Median of `iters` event-timed runs of `run(i)` after 3 warm-ups, in microseconds.
 template <class Run>

@@ -102,6 +102,7 @@ std::string run_shape(const vaeconv::ConvDesc& d, const std::vector<uint16_t>& w
   if (d.t != 1) return "the cuDNN baseline covers T = 1 (2D convs) only";
   if (xs.empty() || ys.empty()) return "no buffers";
   ShapeRun run(d, xs, ys, iters, stream);
+  run.profile_label = "cudnn legacy";
   State st;
   const VendorConv& vc = run.vc;
   const int frames = vc.frames, cin = vc.cin, cout = vc.cout, ch = vc.ch, cw = vc.cw;

@@ -14,6 +14,11 @@
 //   vaeconv_bench --video         the video rows instead (video_shapes.hpp: Wan's dominant cached
 //                                 causal convs against cuDNN's cat + pad + conv3d; --shape takes
 //                                 their ids, --list lists them; bench/video_bench.cpp)
+//   vaeconv_bench --profile       NVIDIA: after each row's checks and timing, one more call of each
+//                                 conv it timed (vaeconv BF16 / FP8, each cuDNN engine) between
+//                                 cudaProfilerStart/Stop, a labelled line before and after each,
+//                                 for Nsight Compute's --profile-from-start off (bench/profile.sh
+//                                 vendor mode, bench/profile_bracket.hpp); exit 1 if one failed
 //
 // Method (the device's METHOD.md): random bf16 data, warm-up first, event-timed runs, median;
 // inputs rotate over enough copies that each run reads memory not left in L2; before a shape is
@@ -62,6 +67,7 @@ struct Options {
   bool fp8 = true;
   bool bf16 = true;  // --fp8-only: false
   bool video = false;  // --video (or --shape naming a video row): the video rows
+  bool profile = false;  // --profile: profiler brackets after each row's timing (profile_bracket.hpp)
   double peak_tflops = kMmaSyncBf16PeakTflops, mem_tbps = kHbmCopyTBps;
 };
 
@@ -169,6 +175,9 @@ Result::Fp8 bench_fp8(const vaeconv::VaeShape& s, const Options& o, const std::v
       (void)vaeconv::bench::conv_forward(d, args(size_t(i) % copies), stream);
     });
     r.tflops = d.flops() / (r.us * 1e-6) / 1e12;
+    vaeconv_bench::profile_bracket("vaeconv fp8", d.to_string(), [&] {
+      return vaeconv_bench::error_of(vaeconv::bench::conv_forward(d, args(0), stream));
+    });
   }
   for (size_t i = 0; i < copies; ++i) {
     (void)hipFree(x8[i]);
@@ -282,6 +291,9 @@ Result bench_shape(const vaeconv::VaeShape& s, const Options& o) {
       (void)vaeconv::bench::conv_forward(d, args(i % copies), stream);
     });
     r.tflops = d.flops() / (r.median_us * 1e-6) / 1e12;
+    vaeconv_bench::profile_bracket("vaeconv bf16", d.to_string(), [&] {
+      return vaeconv_bench::error_of(vaeconv::bench::conv_forward(d, args(0), stream));
+    });
   }
   if (o.fp8) r.fp8 = bench_fp8(s, o, x, w_torch, bias, bd, xs, stream, rng);
 
@@ -448,16 +460,25 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--mem-tbps") && i + 1 < argc) o.mem_tbps = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--list")) list = true;
     else if (!std::strcmp(argv[i], "--video")) o.video = true;
+    else if (!std::strcmp(argv[i], "--profile")) o.profile = true;
     else {
       const bool help = !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h");
       std::fprintf(help ? stdout : stderr,
                    "usage: %s [--video] [--shape ID] [--iters N] [--json FILE] [--no-vendor] [--no-fp8] "
-                   "[--fp8-only] [--peak-tflops X] [--mem-tbps X] | [--video] --list | --help\n",
+                   "[--fp8-only] [--peak-tflops X] [--mem-tbps X] [--profile] | [--video] --list | --help\n",
                    argv[0]);
       if (help) {
         std::printf("--video: the video rows (Wan's cached causal convs against cuDNN's cat + pad + conv3d):");
         for (const auto& v : vaeconv_bench::kVideoShapes) std::printf(" %s", v.id);
         std::printf("\n");
+        std::printf("--profile: after each row's checks and timing, exactly one more call of each conv the row "
+                    "timed (vaeconv bf16, vaeconv fp8, cudnn legacy, cudnn graph, cudnn fp8 graph: each cuDNN "
+                    "path's engine) between cudaProfilerStart() and cudaProfilerStop(), for Nsight Compute's "
+                    "--profile-from-start off; before and after each a line 'vaeconv_bench --profile: begin|end "
+                    "ROW | LABEL | ...' on stdout. NVIDIA builds only; exit status 1 when a bracket failed. "
+                    "bench/profile.sh runs it under ncu (VAECONV_PROFILE_VENDOR=1), bench/profile_table.py "
+                    "tabulates the output%s\n",
+                    vaeconv_bench::kProfileSupported ? "" : " (refused by this build: not NVIDIA)");
       }
       return help ? 0 : 2;
     }
@@ -475,6 +496,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--peak-tflops and --mem-tbps must be positive\n");
     return 2;
   }
+  if (o.profile && !vaeconv_bench::kProfileSupported) {
+    std::fprintf(stderr, "--profile brackets calls with cudaProfilerStart/Stop for Nsight Compute: NVIDIA "
+                         "builds only\n");
+    return 2;
+  }
+  vaeconv_bench::profile_state().on = o.profile;
   int devices = 0;
   if (hipGetDeviceCount(&devices) != hipSuccess || devices == 0) {
     std::printf("vaeconv_bench: no GPU found\n");
@@ -502,7 +529,8 @@ int main(int argc, char** argv) {
     vo.bf16 = o.bf16;
     vo.peak_tflops = o.peak_tflops;
     vo.mem_tbps = o.mem_tbps;
-    return vaeconv_bench::run_video_bench(vo);
+    const int rc = vaeconv_bench::run_video_bench(vo);
+    return rc == 0 && vaeconv_bench::profile_state().failed ? 1 : rc;
   }
   if (o.vendor)
     std::printf("ratio = vaeconv time / vendor time (< 1: vaeconv faster); v.nobias = vendor conv "
@@ -526,6 +554,7 @@ int main(int argc, char** argv) {
   for (const auto& s : vaeconv::kVaeShapes) {
     if (!o.only.empty() && o.only != s.id) continue;
     ++ran;
+    vaeconv_bench::profile_state().row = s.id;
     Result r = bench_shape(s, o);
     char cc[32], hw[32];
     std::snprintf(cc, sizeof cc, "%d->%d", s.cin, s.cout);
@@ -671,6 +700,11 @@ int main(int argc, char** argv) {
   if (!o.json.empty()) {
     write_json(o.json, o, prop.name, vendor_name, o.vendor, results, t1024, t1328);
     std::printf("wrote %s\n", o.json.c_str());
+  }
+  if (o.profile) {
+    const auto& p = vaeconv_bench::profile_state();
+    std::printf("profile brackets: %d, %d failed\n", p.brackets, p.failed);
+    if (p.failed) ++failures;
   }
   return failures ? 1 : 0;
 }

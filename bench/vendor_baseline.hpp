@@ -20,6 +20,8 @@
 // plain kernel) (miopen_baseline.cpp).
 // Both run the downsample's ZeroPad2d((0,1,0,1)) and the upsample's nearest-exact x2 as separate
 // kernels before the conv (vendor_common.hpp). Elsewhere: a stub that says why there is no baseline.
+// With vaeconv_bench --profile, each cuDNN path (legacy, graph, fp8) runs its engine once more after
+// its timing, inside a profiler bracket labelled with the path (profile_bracket.hpp).
 #pragma once
 #include <cstdint>
 #include <string>

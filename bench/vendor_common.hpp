@@ -15,6 +15,7 @@
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_desc.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
+#include "profile_bracket.hpp"
 #include "vendor_baseline.hpp"
 
 namespace vaeconv_bench::vendor {
@@ -217,7 +218,9 @@ R vendor_result(const Run& run) {
 //   prepare_inputs()  the pre-padded / pre-upsampled copies of xs the conv alone is timed on
 //                     (rotated like vaeconv's inputs: >= 256 MB in all, at most 16 copies), and
 //                     the pipeline's intermediate buffer; conv_in is then those copies, else xs;
-//   check_time_fetch() after the vendor has chosen its algorithm (on conv_in[0], ys[0]).
+//   check_time_fetch() after the vendor has chosen its algorithm (on conv_in[0], ys[0]); with
+//                     --profile and a profile_label, it then runs the engine once more inside a
+//                     profiler bracket (profile_bracket.hpp).
 class ShapeRun {
  public:
   ShapeRun(const vaeconv::ConvDesc& d, const std::vector<void*>& xs, const std::vector<void*>& ys,
@@ -238,6 +241,7 @@ class ShapeRun {
   std::vector<void*> conv_in;       // the vendor conv's inputs
   const size_t y_bytes;
   const int64_t y_elems;
+  const char* profile_label = nullptr;  // the path's --profile label ("cudnn legacy", ...); null: none
 
   std::string upload(const std::vector<uint16_t>& w_krsc, const std::vector<float>& bias) {
     std::vector<uint16_t> b16(bias.size());
@@ -371,6 +375,15 @@ class ShapeRun {
     VENDOR_TRY_RT(hipStreamSynchronize(stream_));
     y_host->resize(size_t(y_elems));
     VENDOR_TRY_RT(hipMemcpy(y_host->data(), ys_[0], y_bytes, hipMemcpyDeviceToHost));
+
+    // --profile: the engine once more, alone in the profiler's range.
+    if (profile_label && profile_state().on) {
+      const std::string prep = !vc.has_prep ? ""
+                               : kind_ == vaeconv::ConvKind::kDownsample ? "pad kernel + "
+                                                                         : "upsample kernel + ";
+      profile_bracket(profile_label, prep + "conv + bias: " + ways.names[t->best_way],
+                      [&] { return pipeline(0); });
+    }
     return {};
   }
 

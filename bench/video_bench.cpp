@@ -10,7 +10,9 @@
 // weights' values); then cuDNN runs the same problem (same buffers, weights and bias) and its whole
 // output is compared with vaeconv's. FP8: cat(cache, x) quantized with one scale (as the PyTorch
 // op quantizes them), the cache and x then read in place from that tensor's two parts; checked the
-// same way against the dequantized operands.
+// same way against the dequantized operands. With --profile (profile_bracket.hpp), after a row's
+// timing vaeconv's BF16 and FP8 convs and each cuDNN path's engine run once more inside a profiler
+// bracket each.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -184,6 +186,9 @@ VideoResult::Fp8 bench_fp8(RowData& rd, const VideoShape& s, const VideoOptions&
     r.us = time_median_us(o.iters, rd.stream,
                      [&](int i) { (void)vaeconv::bench::conv_forward(d, args(size_t(i) % copies), rd.stream); });
     r.tflops = d.flops() / (r.us * 1e-6) / 1e12;
+    profile_bracket("vaeconv fp8", d.to_string(), [&] {
+      return error_of(vaeconv::bench::conv_forward(d, args(0), rd.stream));
+    });
   }
   return r;
 }
@@ -262,6 +267,9 @@ VideoResult bench_shape(const VideoShape& s, const VideoOptions& o) {
       r.us = time_median_us(o.iters, rd.stream,
                        [&](int i) { (void)vaeconv::bench::conv_forward(d, args(size_t(i) % copies), rd.stream); });
       r.tflops = d.flops() / (r.us * 1e-6) / 1e12;
+      profile_bracket("vaeconv bf16", d.to_string(), [&] {
+        return error_of(vaeconv::bench::conv_forward(d, args(0), rd.stream));
+      });
     }
   }
   if (o.fp8) r.fp8 = bench_fp8(rd, s, o, pixels, static_cast<const float*>(bd));
@@ -388,6 +396,7 @@ int run_video_bench(const VideoOptions& o) {
   int failures = 0;
   for (const VideoShape& s : kVideoShapes) {
     if (!o.only.empty() && o.only != s.id) continue;
+    profile_state().row = s.id;
     VideoResult r = bench_shape(s, o);
     const bool ok = vaeconv_ok(r, o);
     char cc[24], hw[24], tt[24];
@@ -466,6 +475,8 @@ int run_video_bench(const VideoOptions& o) {
     write_json(o.json, o, prop.name, vendor_name, results);
     std::printf("wrote %s\n", o.json.c_str());
   }
+  if (profile_state().on)
+    std::printf("profile brackets: %d, %d failed\n", profile_state().brackets, profile_state().failed);
   return failures ? 1 : 0;
 }
 

@@ -63,6 +63,7 @@ std::string legacy_video(const vaeconv::ConvDesc& d, const std::vector<uint16_t>
                          const std::vector<void*>& xs, const std::vector<void*>& ys, int iters,
                          cudaStream_t stream, std::vector<uint16_t>* y_host, VendorPath* r) {
   VideoRun run(d, caches, xs, ys, iters, stream);
+  run.profile_label = "cudnn legacy";
   TRY(run.unsupported());
   LegacyState st;
   const int c = int(d.cin), k = int(d.cout);
