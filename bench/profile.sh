@@ -58,12 +58,14 @@ if [[ "${VAECONV_PROFILE_VENDOR:-0}" == 1 ]]; then
   [[ ${#ids[@]} -gt 0 ]] || { echo "profile.sh: the vendor mode takes the ids to profile"; exit 2; }
   fp8=(); [[ "${VAECONV_PROFILE_FP8:-1}" == 0 ]] && fp8=(--no-fp8)
   budget=${VAECONV_PROFILE_BUDGET:-0} limit=${VAECONV_PROFILE_LIMIT:-120}
-  # Partial-match regexes, anchored at the end: each matches metrics that exist on every Hopper ncu (hmma,
-  # the stall ratios, the cluster launch attributes), and whichever of the others it has (gmma).
-  metrics="regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio$"
+  # Partial-match regexes, anchored at the end. ncu refuses the whole run when a regex matches no
+  # metric of its own (2025.3 on an H100 had no launch__cluster_* metric: LaunchStats prints the
+  # cluster size instead), so a run refused that way is repeated with the stall ratios alone, the
+  # regex the default mode has always used.
+  stalls="regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio$"
+  metrics="$stalls"
   metrics+=",regex:sm__pipe_tensor.*_cycles_active\\.avg\\.pct_of_peak_sustained_active$"
   metrics+=",regex:sm__inst_executed_pipe_tensor_op_(gmma|hmma)\\.sum$"
-  metrics+=",regex:launch__cluster_(dim_[xyz]|size)$"
   echo "profile.sh (vendor mode): ${#ids[@]} ids, $("$ncu" --version | tail -1), budget ${budget} s, limit ${limit} s an id"
   t_start=$(date +%s) rc=0
   for s in "${ids[@]}"; do
@@ -74,10 +76,15 @@ if [[ "${VAECONV_PROFILE_VENDOR:-0}" == 1 ]]; then
       (( left < lim )) && lim=$left
     fi
     t0=$(date +%s) r=0
-    timeout -s INT -k 10 "$lim" "$ncu" --clock-control none --profile-from-start off \
-      --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-      --section Occupancy --section LaunchStats --section WarpStateStats --metrics "$metrics" \
-      "$bin" --profile --shape "$s" --iters 1 "${fp8[@]}" >"$out/ncu-vendor-$s.txt" 2>&1 || r=$?
+    for m in "$metrics" "$stalls"; do
+      r=0
+      timeout -s INT -k 10 "$lim" "$ncu" --clock-control none --profile-from-start off \
+        --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+        --section Occupancy --section LaunchStats --section WarpStateStats --metrics "$m" \
+        "$bin" --profile --shape "$s" --iters 1 "${fp8[@]}" >"$out/ncu-vendor-$s.txt" 2>&1 || r=$?
+      grep -q "Failed to find metric" "$out/ncu-vendor-$s.txt" || break
+      echo "profile.sh: $s: ncu lacks a metric of the list; again with the stall ratios alone"
+    done
     (( r == 0 )) || rc=1
     echo "profiled $s in $(( $(date +%s) - t0 )) s (exit $r) -> $out/ncu-vendor-$s.txt"
   done
