@@ -230,9 +230,10 @@ TEST(TemporalConvGpu, AgainstReference) {
 }
 
 // The cached causal and temporal convs of 192 and 384 channels against the reference: partial
-// pixel tiles (143-pixel frames), two Cout tiles at 384, odd T, residuals. On sm_90a the bf16
-// cached convs run the 192-wide tile (tile_table.hpp's WideCout192Shape; dispatch.hpp's
-// takes_wide_cout192), the temporal convs and fp8 keep theirs: asserted here through which_kernel
+// pixel tiles (143-pixel frames), two Cout tiles at 384, odd T, residuals. On sm_90a the cached
+// convs run the 192-wide tile of their operand type (tile_table.hpp's WideCout192Shape /
+// WideCout192ShapeFp8; dispatch.hpp's takes_wide_cout192), the temporal convs keep theirs:
+// asserted here through which_kernel
 // (without a GPU too), so that the reference runs check the kernels the plans name.
 TEST(CachedConvGpu, WideCout192Tile) {
   std::vector<ConvDesc> descs;
@@ -247,7 +248,7 @@ TEST(CachedConvGpu, WideCout192Tile) {
     KernelPlan plan;
     ASSERT_TRUE(which_kernel(d, &plan).ok());
 #if defined(VAECONV_NVIDIA_WGMMA)
-    const bool expected = d.in_dtype == DType::kBF16 && d.kind == ConvKind::kCausal3x3x3;
+    const bool expected = d.kind == ConvKind::kCausal3x3x3;
 #else
     const bool expected = false;
 #endif

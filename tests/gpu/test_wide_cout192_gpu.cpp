@@ -2,12 +2,13 @@
 // WideCout192Shape; dispatch.hpp's takes_wide_cout192), asserted through which_kernel (label gpu;
 // host code: runs without a GPU).
 //
-// On the sm_90a build (VAECONV_NVIDIA_WGMMA) the bf16 implicit GEMM's 16-byte gather takes the
-// 128 x 192 tile exactly for the causal conv (cached or not; T = 1 and T > 1) and the downsample
-// conv whose Cout is a multiple of 192, the kernels a GPU has checked and timed on it. The
-// temporal convs, the upsample phases, the 96-channel layers, the element-wise gather and every
-// fp8 conv keep their tiles (a 96-channel layer on the 192 tile would compute half padding; the
-// temporal convs have not been timed on it). Every
+// On the sm_90a build (VAECONV_NVIDIA_WGMMA) the implicit GEMM's 16-byte gather takes the 192-wide
+// tile of its operand type (bf16 128x192x64, e4m3 128x192x128) exactly for the causal conv
+// (cached or not; T = 1 and T > 1) and the downsample conv whose Cout is a multiple of 192, and in
+// e4m3 for the upsample phases of such a Cout too: the kernels a GPU has checked and timed on it.
+// The temporal convs, the bf16 upsample phases, the 96-channel layers and the element-wise gather
+// keep their tiles (a 96-channel layer on the 192 tile would compute half padding; the temporal
+// convs have not been timed on it). Every
 // other build (the mma.sync twin, AMD) has no such tile: no plan there is 192 wide. The GPU
 // suite's seed and extra cases run what these plans name against the reference; the rule alone
 // is tests/host/test_wide_cout192.cpp.
@@ -43,18 +44,24 @@ bool on_wide_cout192(const KernelPlan& p) {
     return false;
   }
 #if defined(VAECONV_NVIDIA_WGMMA)
-  using S = kernel::WideCout192Shape;
+  const bool fp8 = p.dtype == DType::kFP8E4M3;
+  const int bm = fp8 ? kernel::WideCout192ShapeFp8::BM : kernel::WideCout192Shape::BM;
+  const int bn = fp8 ? kernel::WideCout192ShapeFp8::BN : kernel::WideCout192Shape::BN;
+  const int bk = fp8 ? kernel::WideCout192ShapeFp8::BK : kernel::WideCout192Shape::BK;
+  const int wm = fp8 ? kernel::WideCout192ShapeFp8::kWarpsM : kernel::WideCout192Shape::kWarpsM;
+  const int wn = fp8 ? kernel::WideCout192ShapeFp8::kWarpsN : kernel::WideCout192Shape::kWarpsN;
+  const int st = fp8 ? kernel::WideCout192ShapeFp8::kStages : kernel::WideCout192Shape::kStages;
+  const int mb =
+      fp8 ? kernel::WideCout192ShapeFp8::kMinBlocks : kernel::WideCout192Shape::kMinBlocks;
   EXPECT_EQ(p.choice.family, KernelChoice::Family::kImplicitGemm) << p.name();
   EXPECT_TRUE(p.choice.vector) << p.name();
-  EXPECT_FALSE(p.choice.upsample_phases) << p.name();
-  EXPECT_EQ(p.dtype, DType::kBF16) << p.name();
-  EXPECT_EQ(p.bm, S::BM) << p.name();
-  EXPECT_EQ(p.bn, S::BN) << p.name();
-  EXPECT_EQ(p.bk, S::BK) << p.name();
-  EXPECT_EQ(p.warps_m, S::kWarpsM) << p.name();
-  EXPECT_EQ(p.warps_n, S::kWarpsN) << p.name();
-  EXPECT_EQ(p.stages, S::kStages) << p.name();
-  EXPECT_EQ(p.min_blocks, S::kMinBlocks) << p.name();
+  EXPECT_EQ(p.bm, bm) << p.name();
+  EXPECT_EQ(p.bn, bn) << p.name();
+  EXPECT_EQ(p.bk, bk) << p.name();
+  EXPECT_EQ(p.warps_m, wm) << p.name();
+  EXPECT_EQ(p.warps_n, wn) << p.name();
+  EXPECT_EQ(p.stages, st) << p.name();
+  EXPECT_EQ(p.min_blocks, mb) << p.name();
   return true;
 #else
   ADD_FAILURE() << p.name() << ": kWideCout192 on a build without the 192-wide tile";
@@ -62,26 +69,30 @@ bool on_wide_cout192(const KernelPlan& p) {
 #endif
 }
 
-// Every seed shape, both operand types: the 192 tile exactly for the bf16 implicit-GEMM vector
-// rows of the causal and downsample convs with Cout 192 or 384.
+// Every seed shape, both operand types: the 192 tile exactly for the implicit-GEMM vector rows of
+// the causal and downsample convs with Cout 192 or 384, and the e4m3 upsample phases of Cout 192.
 TEST(WideCout192, SeedShapes) {
-  int on192 = 0;
+  int on192[2] = {0, 0};
   for (const VaeShape& s : kVaeShapes) {
     for (DType dt : {DType::kBF16, DType::kFP8E4M3}) {
       const KernelPlan p = plan_of(s.desc(dt));
-      const bool expected = kHasWideCout192 && dt == DType::kBF16 &&
+      const bool fp8 = dt == DType::kFP8E4M3;
+      const bool geometry = s.kind == ConvKind::kCausal3x3x3 ||
+                            s.kind == ConvKind::kDownsample ||
+                            (fp8 && s.kind == ConvKind::kUpsample && p.choice.upsample_phases);
+      const bool expected = kHasWideCout192 &&
                             p.choice.family == KernelChoice::Family::kImplicitGemm &&
-                            p.choice.vector &&
-                            (s.kind == ConvKind::kCausal3x3x3 || s.kind == ConvKind::kDownsample) &&
-                            (s.cout == 192 || s.cout == 384);
+                            p.choice.vector && geometry && (s.cout == 192 || s.cout == 384);
       EXPECT_EQ(on_wide_cout192(p), expected) << s.id << ": " << p.name();
-      on192 += expected;
+      on192[fp8] += expected;
     }
   }
-  // enc_e1_res2, enc_e2_res1, enc_e2_res2, enc_e3_mid, dec_bottleneck_1328 and the two
+  // bf16: enc_e1_res2, enc_e2_res1, enc_e2_res2, enc_e3_mid, dec_bottleneck_1328 and the two
   // downsample layers of 192 and 384 channels (the other causal layers of Cout >= 192 are the
-  // halo kernel's).
-  EXPECT_EQ(on192, kHasWideCout192 ? 7 : 0);
+  // halo kernel's). e4m3: the same seven, dec_conv_in (Cin 16: the halo kernel's in bf16 only)
+  // and the two 384 -> 192 upsample layers.
+  EXPECT_EQ(on192[0], kHasWideCout192 ? 7 : 0);
+  EXPECT_EQ(on192[1], kHasWideCout192 ? 10 : 0);
 }
 
 // Named layers, so that a broken rule names the layer it broke.
@@ -112,15 +123,27 @@ TEST(WideCout192, NamedLayers) {
   EXPECT_FALSE(on_wide_cout192(plan_of(D::downsample(1, 1, 256, 256, 96, 96))));
   // Cout a multiple of 96 but not of 192.
   EXPECT_FALSE(on_wide_cout192(plan_of(D::causal3x3x3(1, 1, 64, 64, 384, 288))));
-  // The upsample phases keep the wide tile, 192 and 384 channels alike.
+  // The bf16 upsample phases keep the wide tile, 192 and 384 channels alike; the e4m3 ones take
+  // the 192 tile.
   for (int64_t cout : {192, 384}) {
     const KernelPlan up = plan_of(D::upsample2x(1, 1, 128, 128, 384, cout));
     EXPECT_TRUE(up.choice.upsample_phases) << up.name();
     EXPECT_FALSE(on_wide_cout192(up));
+    const KernelPlan up8 = plan_of(D::upsample2x(1, 1, 128, 128, 384, cout, DType::kFP8E4M3));
+    EXPECT_TRUE(up8.choice.upsample_phases) << up8.name();
+    EXPECT_EQ(on_wide_cout192(up8), kHasWideCout192);
   }
-  // The element-wise gather (Cin not a multiple of 8) and fp8 keep theirs.
+  // The element-wise gather (Cin not a multiple of 8) keeps its tile; e4m3 takes the 192 tile as
+  // bf16 does, and its temporal convs keep theirs.
   EXPECT_FALSE(on_wide_cout192(plan_of(D::downsample(1, 1, 64, 64, 12, 384))));
-  EXPECT_FALSE(on_wide_cout192(plan_of(D::causal3x3x3(1, 1, 256, 256, 384, 384, DType::kFP8E4M3))));
+  EXPECT_EQ(
+      on_wide_cout192(plan_of(D::causal3x3x3(1, 1, 256, 256, 384, 384, DType::kFP8E4M3))),
+      kHasWideCout192);
+  EXPECT_EQ(on_wide_cout192(plan_of(D::causal3x3x3_cached(1, 2, 30, 52, 384, 384, 2,
+                                                          DType::kFP8E4M3))),
+            kHasWideCout192);
+  EXPECT_FALSE(on_wide_cout192(
+      plan_of(D::temporal3x1x1(1, 4, 32, 32, 384, 768, 1, 2, DType::kFP8E4M3))));
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ struct KernelChoice {
   enum class Family : int { kImplicitGemm = 0, kTapReduce = 1, kHalo = 2, kTapRow = 3 };
   Family family = Family::kImplicitGemm;
   // The implicit GEMM's tile: by Cout (kernel/dispatch.hpp's choose_tile), then, for the wide
-  // tile of a bf16 conv and a table with a 192-wide tile, by geometry and Cout % 192
+  // tile and a table with a 192-wide tile of the conv's operand type, by geometry and Cout % 192
   // (takes_wide_cout192), else, for a table with a few-rounds partner, by the round rule
   // (kernel/tile_rounds.hpp).
   kernel::TileId tile = kernel::TileId::kWide;
@@ -183,12 +183,14 @@ inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w)
     c.tile = kernel::choose_tile(d.cout);
     c.vector = kernel::ImplicitGemmFamily::vector_gather(d);
     c.upsample_phases = d.kind == ConvKind::kUpsample && w.phases == kUpsamplePhases;
-    // The 192-wide bf16 tile where the table has one (kernel::takes_wide_cout192); the
-    // element-wise gather keeps one wide tile.
-    constexpr bool kCout192 =
-        !std::is_void_v<typename Tables::template For<kBf16>::WideCout192>;
-    if (kCout192 && c.tile == kernel::TileId::kWide && c.vector && d.in_dtype == kBf16 &&
-        kernel::takes_wide_cout192(d))
+    // The 192-wide tile where the table of the operand type has one
+    // (kernel::takes_wide_cout192); the element-wise gather keeps one wide tile.
+    const bool cout192 =
+        d.in_dtype == kFp8
+            ? !std::is_void_v<typename Tables::template For<kFp8>::WideCout192>
+            : !std::is_void_v<typename Tables::template For<kBf16>::WideCout192>;
+    if (cout192 && c.tile == kernel::TileId::kWide && c.vector &&
+        kernel::takes_wide_cout192(d, c.upsample_phases))
       c.tile = kernel::TileId::kWideCout192;
     else if (c.tile == kernel::TileId::kWide && c.vector)
       c.tile = d.in_dtype == kFp8
@@ -280,15 +282,30 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
         case kernel::TileId::kWideCout192:  // only the kernels takes_wide_cout192 can choose
           if constexpr (!std::is_void_v<typename T::WideCout192>) {
             using P = typename T::WideCout192;
-            if (!kernel::takes_wide_cout192(d))
+            if (!kernel::takes_wide_cout192(d, c.upsample_phases))
               return Status(StatusCode::kUnsupported,
                             "the 192-wide tile runs only the causal (cached or not) and downsample "
-                            "convs whose Cout is a multiple of 192 (kernel::takes_wide_cout192)");
-            if (d.kind == ConvKind::kDownsample)
-              return v.template run<kernel::ConvKernel<P, kernel::DownsampleGeometry, true>>(-1);
-            if (d.cache_frames > 0)
-              return v.template run<kernel::ConvKernel<P, kernel::CachedCausalGeometry, true>>(-1);
-            return v.template run<kernel::ConvKernel<P, kernel::CausalGeometry, true>>(-1);
+                            "convs, and the e4m3 upsample phases, whose Cout is a multiple of 192 "
+                            "(kernel::takes_wide_cout192)");
+            switch (d.kind) {
+              case ConvKind::kDownsample:
+                return v.template run<kernel::ConvKernel<P, kernel::DownsampleGeometry, true>>(-1);
+              case ConvKind::kUpsample:
+                if constexpr (kType == DType::kFP8E4M3) {
+                  using K = kernel::ConvKernel<P, kernel::UpsamplePhaseGeometry, true>;
+                  for (int phase = 0; phase < kUpsamplePhases; ++phase)
+                    VAECONV_RETURN_IF_ERROR(v.template run<K>(phase));
+                  return Status::Ok();
+                }
+                break;
+              case ConvKind::kCausal3x3x3:
+                if (d.cache_frames > 0)
+                  return v.template run<
+                      kernel::ConvKernel<P, kernel::CachedCausalGeometry, true>>(-1);
+                return v.template run<kernel::ConvKernel<P, kernel::CausalGeometry, true>>(-1);
+              default:
+                break;
+            }
           }
           break;
       }

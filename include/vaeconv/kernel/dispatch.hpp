@@ -27,17 +27,20 @@ inline TileId choose_tile(int64_t cout) {
   return cout <= 32 ? TileId::kNarrow : TileId::kWide;
 }
 
-// Whether a wide-tile bf16 conv of the implicit GEMM's 16-byte gather takes the table's 192-wide
-// tile (tile_table.hpp's WideCout192, where the table has one): the causal conv, with a cache or
-// without (T = 1 and T > 1), and the downsample conv, whose Cout is a multiple of 192, so the tile
-// computes no padding column (a 96-channel layer would pad half of it). Those are the geometries
-// a GPU has checked against the reference and timed on this tile, none slower than on the 96-wide
-// tile (docs/performance.md, docs/video.md). The temporal convs (checked, not timed: their K is
-// 3 Cin, a short loop for a one-block-per-SM tile) and the upsample phases (timed neutral) keep
-// the 96-wide tile, and their 192-wide kernels are not built.
-inline bool takes_wide_cout192(const ConvDesc& d) {
-  return (d.kind == ConvKind::kCausal3x3x3 || d.kind == ConvKind::kDownsample) &&
-         d.out_channels_stored() % 192 == 0;
+// Whether a wide-tile conv of the implicit GEMM's 16-byte gather takes the table's 192-wide tile
+// (tile_table.hpp's WideCout192, where the table of its operand type has one): a conv whose every
+// launch's Cout (out_channels_stored: one phase or half) is a multiple of 192, so the tile computes
+// no padding column (a 96-channel layer would pad half of it), of the geometries a GPU has
+// checked against the reference and timed on it, none slower than on the 96-wide tile
+// (docs/performance.md, docs/video.md, docs/perf-notes.md session 19): the causal conv, with a
+// cache or without (T = 1 and T > 1), and the downsample conv, bf16 and e4m3; the upsample phases
+// in e4m3 (bf16 timed neutral there). The temporal convs keep the 96-wide tile (checked on it, not
+// timed: their K is 3 Cin, a short loop for a one-block-per-SM tile), and the kernels the rule
+// never chooses are not built.
+inline bool takes_wide_cout192(const ConvDesc& d, bool upsample_phases) {
+  if (d.out_channels_stored() % 192 != 0) return false;
+  if (d.kind == ConvKind::kCausal3x3x3 || d.kind == ConvKind::kDownsample) return true;
+  return upsample_phases && d.in_dtype == DType::kFP8E4M3;
 }
 
 // The tap-reduce kernel (tap_reduce_kernel.hpp): causal convs with Cout <= 3 whose Cin fills

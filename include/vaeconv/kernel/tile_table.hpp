@@ -137,6 +137,13 @@ using TinyShape = TileShape<128, 16, 32, 4, 1, 3>;
 // BK = 128 (128-byte rows, as the bf16 BK = 64) halves the barriers and promotions per FLOP, and
 // 3 stages keep 3 blocks/SM; it measured faster than BK = 64 with 4 stages (docs/perf-notes.md).
 using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
+// The e4m3 tile of the same convs as WideCout192Shape, and of the upsample phases, whose Cout is
+// a multiple of 192: two warpgroups of 64 x 192 (one m64n192 e4m3 wgmma each per K step), BK = 128
+// (128-byte rows), 4 stages, 160 KiB and so 1 block/SM; the promoted partial sums take 2 x 96
+// accumulators per thread (255 registers, no spill). Faster than WideShapeFp8 on every 192- and
+// 384-channel causal, downsample and upsample-phase layer of the session-19 sweep, where 3
+// stages and BK = 64 lost (docs/perf-notes.md).
+using WideCout192ShapeFp8 = TileShape<128, 192, 128, 2, 1, 4, 1>;
 #else
 // The fastest FP8 mma.sync tile measured; on sm_90 (the cuda-mma build) its main loop spills
 // (docs/amd-performance.md, the NVIDIA validation), which a smaller tile would have to beat.
@@ -221,6 +228,7 @@ using Arch = arch::Current;
 using WideAtomBf16 = Arch::AtomWgmmaBf16<WideShape::WTN>;
 using WideCout192AtomBf16 = Arch::AtomWgmmaBf16<WideCout192Shape::WTN>;
 using WideAtomFp8 = Arch::AtomWgmmaFp8<WideShapeFp8::WTN>;
+using WideCout192AtomFp8 = Arch::AtomWgmmaFp8<WideCout192ShapeFp8::WTN>;
 #elif defined(VAECONV_BACKEND_HIP)
 using WideAtomBf16 = Arch::AtomBf16;
 using WideAtomFp8 = Arch::AtomFp8K32;  // gfx942's 32-deep fp8 wide tile (cdna::WideShapeFp8)
@@ -233,9 +241,9 @@ using WideAtomFp8 = Arch::AtomFp8;
 // own, the shipped tables with one entry replaced by a candidate (bench/sweep_candidate.cpp).
 // kHaloMaxCin: the largest Cin the halo kernel's halo holds, the dispatch's cap. WideFewRounds:
 // the wide tile's few-rounds partner and kRoundTarget the target constants of the round rule
-// (tile_rounds.hpp) where the set has one, else void (one wide tile). WideCout192: the bf16
-// tile of the Cout % 192 == 0 causal and downsample convs where the set has one (sm_90a),
-// else void.
+// (tile_rounds.hpp) where the set has one, else void (one wide tile). WideCout192: the tile of
+// the Cout % 192 == 0 convs of dispatch.hpp's takes_wide_cout192 where the set has one (sm_90a,
+// bf16 and e4m3), else void.
 template <DType kType>
 struct Tiles;
 template <>
@@ -283,7 +291,11 @@ struct Tiles<DType::kFP8E4M3> {
 #else
   using WideFewRounds = void;
 #endif
-  using WideCout192 = void;  // the e4m3 wide tile is one warpgroup of 64 x 96 (WideShapeFp8)
+#if defined(VAECONV_WIDE_WGMMA)
+  using WideCout192 = TilePolicy<WideCout192ShapeFp8, Arch, WideCout192AtomFp8>;
+#else
+  using WideCout192 = void;
+#endif
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
