@@ -221,6 +221,10 @@ def parse(text):
 
 
 def names_match(launch_name, kernel_name):
+    """ncu's "Profiling" line names the kernel as launched, cut to about 30 characters with "..."
+    (2025.3: `==PROF== Profiling "sm90_xmma_fprop_implicit_gemm..." - 2: ...`)."""
+    if launch_name.endswith("..."):
+        launch_name = launch_name[:-3]
     return not launch_name or launch_name in kernel_name
 
 

@@ -156,6 +156,23 @@ class Markdown(unittest.TestCase):
         self.assertEqual([k.label for k in kernels],
                          ["vaeconv bf16", "vaeconv fp8", "cudnn legacy", "cudnn graph", "cudnn fp8 graph"])
 
+    def test_truncated_profiling_names_as_ncu_2025_prints_them(self):
+        # ncu 2025.3 (session 19, H100): `==PROF== Profiling "NAME..." - K: ...`, NAME cut short.
+        import re
+        k = iter(range(100))
+        text = re.sub(r'==PROF== Profiling "([^"]*)":',
+                      lambda m: '==PROF== Profiling "%s" - %d:' % (
+                          m.group(1)[:30] + "..." if len(m.group(1)) > 30 else m.group(1), next(k)),
+                      sample_text())
+        self.assertIn('Profiling "sm90_xmma_fprop_implicit_gemm_..." - 2:', text)
+        launches, kernels, _ = pt.parse(text)
+        self.assertEqual(pt.assign(launches, kernels), 0)
+        self.assertEqual([k.label for k in kernels],
+                         ["vaeconv bf16", "vaeconv fp8", "cudnn legacy", "cudnn legacy", "cudnn graph",
+                          "cudnn fp8 graph"])
+        # a truncated name that is not the kernel's start does not match
+        self.assertFalse(pt.names_match("cudnn_generated_fort_native_s...", "sm90_xmma_fprop"))
+
 
 if __name__ == "__main__":
     unittest.main()
