@@ -44,6 +44,9 @@
 # from build/hip-root, which must be built; bank ways from its lds-banks.json, else the model's
 # assumption row). It prints the totals and, per candidate, scratch bytes, VGPRs, occupancy and
 # the 96->96 1024² row's blocks per CU and bound: a candidate with scratch is not shippable.
+# Flag "tb": the candidate is a TwoBufferTileShape (kernel/tile_policy.hpp: two LDS buffers, the
+# stages - 1 tiles ahead staged in registers); its LDS is two buffers (the kernel's own, from
+# the assembly, where the epilogue's staging needs more).
 # With --per-shape after the target (bench/sweep.sh amd-model gfx942 --per-shape C1 C2 ...) it
 # also prints each wide row's pessimistic µs and blocks per CU under every candidate, the total
 # of the best candidate per shape, and for each pair of candidates of one dtype with different
@@ -168,19 +171,20 @@ case "${1:-}" in
       i=0
       for c in "$@"; do
         IFS=, read -r bm bn bk wm wn st extra <<<"$c"
-        atom=AtomBf16 eb=2
+        atom=AtomBf16 eb=2 shape=TileShape bufs=$st
         for f in ${extra//,/ }; do
           case "$f" in
             fp8) atom=AtomFp8 eb=1 ;;
             k32) atom=k32 eb=1 ;;  # fp8 on the sweep's 32x32x32 e4m3 atom (gfx942; sweep_atom_fp8_k32.hpp)
+            tb) shape=TwoBufferTileShape bufs=2 ;;  # two LDS buffers, st - 1 tiles ahead in registers
             *) echo "unknown amd-model candidate flag: $f" >&2; exit 2 ;;
           esac
         done
         arch=arch::Cdna
-        [ $((st * (bm + bn) * bk * eb)) -gt 65536 ] && arch=arch::CdnaGfx950Only
+        [ $((bufs * (bm + bn) * bk * eb)) -gt 65536 ] && arch=arch::CdnaGfx950Only
         atom_t=arch::Cdna::$atom
         [ "$atom" = k32 ] && atom_t=sweep::AtomFp8K32
-        echo "using C$i = TilePolicy<TileShape<$bm, $bn, $bk, $wm, $wn, $st>, $arch, $atom_t>;"
+        echo "using C$i = TilePolicy<$shape<$bm, $bn, $bk, $wm, $wn, $st>, $arch, $atom_t>;"
         for g in CausalGeometry DownsampleGeometry UpsamplePhaseGeometry; do
           echo "template __global__ void conv_kernel<C$i, $g, true>(ConvParams);"
         done
@@ -292,8 +296,10 @@ for c in cands:
         frames = k["tiles"] // (m_old * nt)
         k["tiles"] = math.ceil(fp / bm) * math.ceil(p["cout"] / bn) * frames  # BN may pad Cout
         k["k_tiles"] = math.ceil(k["k_tiles"] * k["bk"] / bk)
-        k.update(bm=bm, bn=bn, bk=bk, warps_m=wm, warps_n=wn, stages=st, min_blocks=1,
-                 threads=wm * wn * 64, lds_bytes=st * (bm + bn) * bk * (1 if dt == "fp8" else 2),
+        bufs = 2 if "tb" in f[6:] else st
+        k.update(bm=bm, bn=bn, bk=bk, warps_m=wm, warps_n=wn, stages=st, lds_stages=bufs,
+                 min_blocks=1, threads=wm * wn * 64,
+                 lds_bytes=bufs * (bm + bn) * bk * (1 if dt == "fp8" else 2),
                  swept=True)  # wide_rows' mark: the row moved to the candidate (any BN)
     results.append((c, show(c, out, dt)))
 if per_shape:

@@ -32,6 +32,9 @@ function(short_name mangled out)
   endif()
   if(mangled MATCHES "TileShapeILi([0-9]+)ELi([0-9]+)ELi([0-9]+)ELi([0-9]+)ELi([0-9]+)ELi([0-9]+)E")
     set(tile "${CMAKE_MATCH_1}x${CMAKE_MATCH_2}x${CMAKE_MATCH_3} w${CMAKE_MATCH_4}x${CMAKE_MATCH_5} s${CMAKE_MATCH_6}")
+    if(mangled MATCHES "TwoBufferTileShape")  # kernel/tile_policy.hpp: two LDS buffers
+      string(APPEND tile " b2")
+    endif()
   endif()
   # Geometry<Stride, Pad, Up, Taps>: the tap window is 3 x 3 but for an upsample phase (2 x 2).
   if(mangled MATCHES "GeometryILi([0-9])ELi([0-9])ELi([0-9])ELi([0-9])EE")

@@ -865,6 +865,8 @@ def decode_name(mangled: str) -> Dict[str, object]:
     if m:
         d["tile"] = tuple(int(x) for x in m.groups()[:6])
         d["min_blocks"] = int(m.group(7)) if m.group(7) else 1
+        # TwoBufferTileShape (kernel/tile_policy.hpp): two LDS buffers, stages - 1 slots ahead
+        d["lds_stages"] = 2 if "TwoBufferTileShape" in mangled else d["tile"][5]
     m = re.search(r"GeometryILi(\d)ELi(\d)ELi(\d)ELi(\d)EE", mangled)
     if m:
         d["geometry"] = tuple(int(x) for x in m.groups())
@@ -898,6 +900,8 @@ def match_plan(kernels: List[Kernel], plan_kernel: dict, dtype: str) -> List[Ker
         if d.get("family") != pk["family"] or d.get("dtype") != dtype or d.get("tile") != tile:
             continue
         if d.get("min_blocks", 1) != pk.get("min_blocks", 1):
+            continue
+        if d.get("lds_stages", tile[5]) != pk.get("lds_stages", pk["stages"]):
             continue
         if pk["family"] == "implicit_gemm":
             if d.get("geometry") != tuple(pk["geometry"]) or d.get("vector") != pk["vector"]:

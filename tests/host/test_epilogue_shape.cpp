@@ -17,12 +17,16 @@ namespace vaeconv {
 namespace {
 
 // The sizes EpilogueShape reads from a TilePolicy.
-template <int BM_, int BN_, int kPipelineBytes_, int kAtomN, int kAheadBytes_ = kPipelineBytes_>
+// Its LDS buffers: one stage of all kPipelineBytes (the shape's own count, as on a register-
+// staged target), unless a test says otherwise.
+template <int BM_, int BN_, int kPipelineBytes_, int kAtomN, int kAheadBytes_ = kPipelineBytes_,
+          int kAtomM = 32>
 struct FakePolicy {
   static constexpr int BM = BM_, BN = BN_, kPipelineBytes = kPipelineBytes_;
   static constexpr int kAheadBytes = kAheadBytes_;  // default: no room above the copies ahead
+  static constexpr int kStageBytes = kPipelineBytes_, kLdsBuffers = 1, kLdsStages = 1, kStages = 1;
   struct AtomT {
-    static constexpr int kN = kAtomN;
+    static constexpr int kM = kAtomM, kN = kAtomN;
   };
 };
 
@@ -56,6 +60,14 @@ struct AtomOf {
 template <int W>
 struct ArchOf {
   static constexpr int kWaveSize = W;
+  struct Empty {};
+  template <int N>
+  struct Staged {
+    int v[N];
+  };
+  // 64-lane waves stand for AMD (copies staged in registers), 32 for NVIDIA (cp.async).
+  template <int N>
+  using Slot = std::conditional_t<W == 64, Staged<N>, Empty>;
 };
 // A wgmma-like atom: reads LDS itself, optionally promoting each K tile (e4m3).
 template <class L, bool kPromote>
@@ -69,13 +81,15 @@ std::string replay_epilogue() {
   using L = typename P::AtomT::Layout;
   const int stage_floats = S::kBytes / 4;
   std::vector<int> stored(static_cast<size_t>(P::BM * P::BN), 0);
-  for (int s = 0; s < S::kSlabs; ++s) {
+  for (int s = 0; s < S::kSlabs; ++s)
+   for (int g = 0; g < S::kRowGroups; ++g) {
     std::vector<int> stage(static_cast<size_t>(stage_floats), -1);  // which element is staged
     for (int warp = 0; warp < P::kWarps; ++warp) {
       const int wm0 = (warp % P::kWarpsM) * P::WTM, wn0 = (warp / P::kWarpsM) * P::WTN;
       for (int lane = 0; lane < P::kWaveSize; ++lane)
         for (int i = 0; i < P::kAtomsM; ++i)
           for (int j = 0; j < P::kAtomsN; ++j) {
+            if (!S::atom_in_group(wm0 + i * P::AtomT::kM, g)) continue;
             const int atom_col = wn0 + j * P::AtomT::kN;
             if (!S::atom_in_slab(atom_col, s)) continue;
             for (int r = 0; r < L::kCElems; ++r) {
@@ -84,18 +98,21 @@ std::string replay_epilogue() {
               if (col < s * S::kSlabCols || col >= (s + 1) * S::kSlabCols)
                 return "element (" + std::to_string(row) + ", " + std::to_string(col) +
                        ") staged with slab " + std::to_string(s);
-              const int at = S::stage_index(row, col, s);
+              if (row < g * S::kSlabRows || row >= (g + 1) * S::kSlabRows)
+                return "element (" + std::to_string(row) + ", " + std::to_string(col) +
+                       ") staged with row group " + std::to_string(g);
+              const int at = S::stage_index(row, col, s, g);
               if (at < 0 || at >= stage_floats) return "staging index out of the slab buffer";
               if (stage[static_cast<size_t>(at)] != -1) return "two accumulators, one slot";
               stage[static_cast<size_t>(at)] = row * P::BN + col;
             }
           }
     }
-    for (int idx = 0; idx < P::BM * S::kChunksPerRow; ++idx) {
-      const int row = S::store_row(idx), cc = S::store_col(idx);
+    for (int idx = 0; idx < S::kSlabRows * S::kChunksPerRow; ++idx) {
+      const int row = S::store_row(idx, g), cc = S::store_col(idx);
       for (int e = 0; e < 8; ++e) {
         const int col = s * S::kSlabCols + cc + e;
-        const int got = stage[static_cast<size_t>(S::stage_index(row, col, s))];
+        const int got = stage[static_cast<size_t>(S::stage_index(row, col, s, g))];
         if (got != row * P::BN + col)
           return "store of (" + std::to_string(row) + ", " + std::to_string(col) +
                  ") reads the wrong staged element";
@@ -280,6 +297,44 @@ TEST(EpilogueShape, ScatterAndStoreCoverEveryShippedTileOnce) {
             "");
   EXPECT_EQ((replay_epilogue<PolicyOf<TileShape<128, 48, 32, 4, 1, 2>, 32, MmaM16N16K16Bf16>>()),
             "");
+}
+
+// A two-buffer tile (TwoBufferTileShape): its 14 KiB pipeline holds no fp32 slab of all 128 rows,
+// so each slab is staged in row groups; the portable twin (cp.async: four buffers, 16-wide
+// mma.sync atoms) stages in the same slabs and groups, inside the same two buffers' bytes.
+TEST(EpilogueShape, TwoBufferTilesStageInRowGroups) {
+  using namespace vaeconv::layout;
+  using kernel::TwoBufferTileShape;
+  using Shape = TwoBufferTileShape<128, 96, 16, 2, 1, 4>;
+  using Amd = PolicyOf<Shape, 64, Mfma32x32x16Bf16>;
+  using Twin = PolicyOf<Shape, 32, MmaM16N16K16Bf16>;
+  static_assert(Amd::kLdsBuffers == 2 && Amd::kPipelineBytes == 2 * (128 + 96) * 32, "");
+  static_assert(Twin::kLdsBuffers == 4 && Twin::kPipelineBytes == 4 * (128 + 96) * 32, "");
+  using EA = kernel::EpilogueShape<Amd>;
+  using ET = kernel::EpilogueShape<Twin>;
+  EXPECT_EQ(EA::kSlabCols, 96);  // four passes of 96 columns x 32 rows (12.5 KiB)
+  EXPECT_EQ(EA::kSlabRows, 32);
+  EXPECT_EQ(EA::kRowGroups, 4);
+  EXPECT_LE(EA::kBytes, Amd::kPipelineBytes);
+  EXPECT_EQ(EA::kKernelBytes, Amd::kPipelineBytes);
+  EXPECT_EQ(ET::kSlabCols, EA::kSlabCols);
+  EXPECT_EQ(ET::kSlabRows, EA::kSlabRows);
+  EXPECT_EQ(ET::kBytes, EA::kBytes);
+  EXPECT_EQ(replay_epilogue<Amd>(), "");
+  EXPECT_EQ(replay_epilogue<Twin>(), "");
+  // The shipped gfx942 tiles: fp8 (same rows), both few-rounds partners (a slab of all rows fits).
+  using AmdFp8 = PolicyOf<TwoBufferTileShape<128, 96, 32, 2, 1, 4>, 64, Mfma32x32x32Fp8>;
+  EXPECT_EQ(kernel::EpilogueShape<AmdFp8>::kRowGroups, 4);
+  EXPECT_EQ(replay_epilogue<AmdFp8>(), "");
+  using Few = PolicyOf<TwoBufferTileShape<128, 96, 32, 4, 1, 3>, 64, Mfma32x32x16Bf16>;
+  EXPECT_EQ(kernel::EpilogueShape<Few>::kRowGroups, 1);
+  EXPECT_EQ(kernel::EpilogueShape<Few>::kSlabCols, 32);
+  EXPECT_EQ(replay_epilogue<Few>(), "");
+  // negative control: a row group that did not start at its own rows would stage an element
+  // outside the group (the replay names it), here shown by the index rule itself.
+  EXPECT_NE(EA::stage_index(40, 0, 0, 1), EA::stage_index(40, 0, 0, 0));
+  EXPECT_FALSE(EA::atom_in_group(32, 0));
+  EXPECT_TRUE(EA::atom_in_group(32, 1));
 }
 
 // The persistent conv kernel overlaps a tile's epilogue with the next tile's first copies only

@@ -144,9 +144,11 @@ const Expected kExpected[] = {
     {"wide_bf16", "mfma_a_read", "mainloop", 1, 2},
     {"wide_bf16", "mfma_b_read", "mainloop", 1, 2},
     {"wide_bf16", "stage_write", "mainloop", 1, 1},
-    // (no packed epilogue: the 21 KiB pipeline of the 16-deep wide tile does not hold it)
+    // (no packed epilogue: the 14 KiB pipeline of the two-buffer wide tile does not hold it)
     {"wide_bf16", "epilogue_write", "epilogue_fp32", 1, 1},
-    {"wide_bf16", "epilogue_read", "epilogue_fp32", 1, 2},
+    // The two-buffer wide tiles stage 96-column slabs in row groups of 32 (rows of 100 floats):
+    // the store's 16-byte reads meet 4/3-way conflicts on gfx942 (32-column slabs had none).
+    {"wide_bf16", "epilogue_read", "epilogue_fp32", 4.0 / 3, 2},
     {"wide_elementwise_bf16", "mfma_a_read", "mainloop", 1, 2},
     {"wide_elementwise_bf16", "mfma_b_read", "mainloop", 1, 2},
     {"wide_elementwise_bf16", "stage_write", "mainloop", 1, 1},
@@ -179,7 +181,7 @@ const Expected kExpected[] = {
     {"wide_fp8", "mfma_b_read", "mainloop", 1, 2},
     {"wide_fp8", "stage_write", "mainloop", 1, 1},
     {"wide_fp8", "epilogue_write", "epilogue_fp32", 1, 1},
-    {"wide_fp8", "epilogue_read", "epilogue_fp32", 1, 2},
+    {"wide_fp8", "epilogue_read", "epilogue_fp32", 4.0 / 3, 2},
     {"wide_few_rounds_fp8", "mfma_a_read", "mainloop", 1, 2},
     {"wide_few_rounds_fp8", "mfma_b_read", "mainloop", 1, 2},
     {"wide_few_rounds_fp8", "stage_write", "mainloop", 1, 1},
@@ -259,10 +261,10 @@ TEST(LdsBankShipped, InstructionCountsFollowThePolicies) {
   for (const AccessSet& s : shipped_cdna_accesses()) {
     if (s.layout != "wide_bf16" || s.path != "mainloop") continue;
     const double n = cost_of(Target::kGfx942, s).instrs_per_wave;
-    // BK 16 (32-byte rows): mfma_a_read: kAtomsK (1) x kAtomsM (1); mfma_b_read: kAtomsK (1) x
-    // kAtomsN (3); stage_write: 1 A row per thread, and B's 96 rows at 128 per pass (wave 3,
-    // rows 96-127, skips it).
-    const double want = s.access == "mfma_a_read" ? 1.0 : s.access == "mfma_b_read" ? 3.0 : 1.75;
+    // BK 16 (32-byte rows), two waves of 64 x 96: mfma_a_read: kAtomsK (1) x kAtomsM (2);
+    // mfma_b_read: kAtomsK (1) x kAtomsN (3); stage_write: 2 A rows per thread (64 per pass), and
+    // B's 96 rows in two passes (wave 1 skips the second: rows 96-127).
+    const double want = s.access == "mfma_a_read" ? 2.0 : s.access == "mfma_b_read" ? 3.0 : 3.5;
     EXPECT_EQ(n, want) << s.access;
   }
 }

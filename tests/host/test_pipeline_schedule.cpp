@@ -114,6 +114,82 @@ TEST(PipelineSchedule, EveryShippedDepthIsHazardFree) {
   expect_schedule_safe<6, 1>();
 }
 
+// Register staging (AMD): issue() loads tile t into slot t % kAhead only; iteration kt waits for
+// tile kt's loads, flushes its slot to buffer(kt), passes the barrier, issues the refill of tile
+// kt + kAhead into the slot just flushed and computes tile kt. The waves of a block pass the
+// barriers together but may lag one barrier interval behind each other, so when a wave flushes
+// tile kt, another may still compute tile kt - 1: its buffer must not be overwritten. Checked:
+// that hazard, that the tile computed is in its buffer, that a slot is flushed before its reuse
+// and that the flush finds its tile's loads complete.
+std::string replay_register(int buffers, int ahead, int pending, int k_tiles) {
+  auto buffer = [&](int t) { return t % buffers; };
+  auto slot = [&](int t) { return t % ahead; };
+  std::vector<int> resident(static_cast<size_t>(buffers), -1);  // tile in each buffer
+  std::vector<int> staged(static_cast<size_t>(ahead), -1);      // tile in each slot, unflushed
+  std::vector<int> groups;                                       // issued load groups: tile or -1
+  auto issue = [&](int t) -> std::string {
+    if (t >= k_tiles) {
+      groups.push_back(-1);
+      return "";
+    }
+    if (staged[static_cast<size_t>(slot(t))] != -1)
+      return "tile " + std::to_string(t) + " reuses a staging slot before it was flushed";
+    staged[static_cast<size_t>(slot(t))] = t;
+    groups.push_back(t);
+    return "";
+  };
+  for (int s = 0; s < ahead; ++s)
+    if (auto e = issue(s); !e.empty()) return "prologue: " + e;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const int complete = static_cast<int>(groups.size()) - pending;
+    int pos = -1;
+    for (int g = 0; g < static_cast<int>(groups.size()); ++g)
+      if (groups[static_cast<size_t>(g)] == kt) pos = g;
+    if (pos < 0 || pos >= complete) return "tile " + std::to_string(kt) + " flushed before its loads";
+    if (staged[static_cast<size_t>(slot(kt))] != kt)
+      return "tile " + std::to_string(kt) + " flushed from the wrong slot";
+    const int b = buffer(kt);
+    if (kt > 0 && resident[static_cast<size_t>(b)] == kt - 1)
+      return "tile " + std::to_string(kt) + " overwrites tile " + std::to_string(kt - 1) +
+             ", which a lagging wave may still read";
+    resident[static_cast<size_t>(b)] = kt;  // flush
+    staged[static_cast<size_t>(slot(kt))] = -1;
+    // __syncthreads, the refill, then this tile's math
+    if (auto e = issue(kt + ahead); !e.empty()) return "iteration " + std::to_string(kt) + ": " + e;
+    if (resident[static_cast<size_t>(buffer(kt))] != kt)
+      return "tile " + std::to_string(kt) + " is not in its buffer";
+  }
+  return "";
+}
+
+template <int Stages, int Buffers>
+void expect_register_schedule_safe() {
+  using S = PipelineSchedule<Stages, 0, false, Buffers>;
+  static_assert(S::kBuffers == Buffers && S::kAhead == Stages - 1, "");
+  for (int k_tiles = 0; k_tiles <= 16; ++k_tiles) {
+    const std::string e = replay_register(S::kBuffers, S::kAhead, S::kPendingCopies, k_tiles);
+    EXPECT_TRUE(e.empty()) << Stages << " stages, " << Buffers << " buffers, " << k_tiles
+                           << " K tiles: " << e;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      EXPECT_EQ(S::buffer(kt), kt % Buffers);
+      for (int n = 0; n <= 2 * Stages; ++n) EXPECT_EQ(S::rotate(S::buffer(kt), n), S::buffer(kt + n));
+    }
+  }
+}
+
+TEST(PipelineSchedule, RegisterStagingNeedsTwoBuffers) {
+  expect_register_schedule_safe<2, 2>();
+  expect_register_schedule_safe<3, 2>();  // TwoBufferTileShape: two tiles ahead in two buffers
+  expect_register_schedule_safe<4, 2>();
+  expect_register_schedule_safe<5, 2>();
+  expect_register_schedule_safe<3, 3>();  // the shipped s3 tiles' own buffers
+  expect_register_schedule_safe<4, 4>();
+  // negative control: one buffer is overwritten while a lagging wave reads the tile before
+  EXPECT_NE(replay_register(1, 2, 1, 8).find("lagging wave"), std::string::npos);
+  // negative control: waiting for one group too few flushes a tile before its loads land
+  EXPECT_NE(replay_register(2, 2, 2, 8).find("before its loads"), std::string::npos);
+}
+
 TEST(PipelineSchedule, NegativeControlsFail) {
   // One batch in flight with the refill distance of a synchronous atom: overwrites a buffer
   // the batch still reads.
@@ -223,13 +299,22 @@ TEST(PipelineSchedule, StagedTripsCopyEveryTileOnce) {
   using Three = PipelineSchedule<3, 0>;  // the shipped s3 tiles: two tiles per trip
   using Four = PipelineSchedule<4, 0>;
   using Five = PipelineSchedule<5, 0>;
+  using ThreeIn2 = PipelineSchedule<3, 0, false, 2>;  // TwoBufferTileShape
+  using FourIn2 = PipelineSchedule<4, 0, false, 2>;
+  using FiveIn2 = PipelineSchedule<5, 0, false, 2>;
   for (int k_tiles = 0; k_tiles <= 16; ++k_tiles) {
     for (bool passes : {true, false}) {
       EXPECT_EQ(staged_trips<Three>(k_tiles, passes), "") << k_tiles << " tiles " << passes;
       EXPECT_EQ(staged_trips<Four>(k_tiles, passes), "") << k_tiles << " tiles " << passes;
       EXPECT_EQ(staged_trips<Five>(k_tiles, passes), "") << k_tiles << " tiles " << passes;
+      EXPECT_EQ(staged_trips<ThreeIn2>(k_tiles, passes), "") << k_tiles << " tiles " << passes;
+      EXPECT_EQ(staged_trips<FourIn2>(k_tiles, passes), "") << k_tiles << " tiles " << passes;
+      EXPECT_EQ(staged_trips<FiveIn2>(k_tiles, passes), "") << k_tiles << " tiles " << passes;
     }
   }
+  EXPECT_EQ(ThreeIn2::kBufferTrips, 1);  // two tiles per trip in two buffers: every trip alike
+  EXPECT_EQ(FourIn2::kBufferTrips, 2);
+  EXPECT_NE(staged_trips<NoWrap<FourIn2>>(16, false), "");
   // negative control: some K length makes the too-long steady trip refill past K
   bool caught = false;
   for (int k_tiles = 0; k_tiles <= 16; ++k_tiles)

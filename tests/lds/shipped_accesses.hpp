@@ -41,6 +41,10 @@ namespace vaeconv::lds {
 struct CdnaModelArch {
   static constexpr int kWaveSize = 64;
   static constexpr bool kBulkStore = false;
+  template <int N>
+  struct Slot {  // copies staged in registers, as arch::Cdna's
+    int v[N];
+  };
 };
 template <class L>
 struct CdnaModelAtom {
@@ -194,9 +198,11 @@ void conv_epilogue_accesses(const std::string& layout, std::vector<AccessSet>& o
   AccessSet rd = wr;
   rd.access = "epilogue_read";
   for (int s = 0; s < E::kSlabs; ++s)
+   for (int g = 0; g < E::kRowGroups; ++g)
     for (int wave = 0; wave < kWaves; ++wave) {
       const int wm0 = (wave % P::kWarpsM) * P::WTM, wn0 = (wave / P::kWarpsM) * P::WTN;
-      for (int i = 0; i < P::kAtomsM; ++i)
+      for (int i = 0; i < P::kAtomsM; ++i) {
+        if (!E::atom_in_group(wm0 + i * L::kM, g)) continue;
         for (int j = 0; j < P::kAtomsN; ++j) {
           const int atom_col = wn0 + j * L::kN;
           if (!E::atom_in_slab(atom_col, s)) continue;
@@ -204,11 +210,12 @@ void conv_epilogue_accesses(const std::string& layout, std::vector<AccessSet>& o
             WaveAccess a{Instr::kWriteB32};
             for (int l = 0; l < 64; ++l)
               a.addr[size_t(l)] = base + 4 * int64_t(E::stage_index(wm0 + i * L::kM + L::c_row(l, r),
-                                                                    atom_col + L::c_col(l, r), s));
+                                                                    atom_col + L::c_col(l, r), s, g));
             wr.instrs.push_back(a);
           }
         }
-      constexpr int kChunks = P::BM * E::kChunksPerRow;
+      }
+      constexpr int kChunks = E::kSlabRows * E::kChunksPerRow;
       for (int step = 0; step * P::kThreads < kChunks; ++step)
         for (int half = 0; half < 2; ++half) {  // src[0], src[1]: two float4 of the 8-channel chunk
           WaveAccess a{Instr::kReadB128};
@@ -216,8 +223,8 @@ void conv_epilogue_accesses(const std::string& layout, std::vector<AccessSet>& o
           for (int l = 0; l < 64; ++l) {
             const int idx = 64 * wave + l + step * P::kThreads;
             if (idx >= kChunks) continue;
-            a.addr[size_t(l)] = base + 4 * int64_t(E::stage_index(E::store_row(idx),
-                                                                  s * E::kSlabCols + E::store_col(idx), s)) +
+            a.addr[size_t(l)] = base + 4 * int64_t(E::stage_index(E::store_row(idx, g),
+                                                                  s * E::kSlabCols + E::store_col(idx), s, g)) +
                                 16 * half;
             any = true;
           }

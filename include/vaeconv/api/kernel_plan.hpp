@@ -52,6 +52,8 @@ struct KernelPlan {
   KernelChoice choice;
   DType dtype = DType::kBF16;
   int bm = 0, bn = 0, bk = 0, warps_m = 0, warps_n = 0, stages = 0, min_blocks = 0;
+  // LDS buffers where copies are staged in registers (AMD): stages, or 2 (TwoBufferTileShape)
+  int lds_stages = 0;
   int threads = 0, wave_size = 0;  // per block; lanes of one atom group
   // Geometry<stride, pad, up, taps> of the implicit GEMM's gather; all 0 for the other families.
   int geo_stride = 0, geo_pad = 0, geo_up = 0, geo_taps = 0;
@@ -68,12 +70,13 @@ struct KernelPlan {
                        CandidateList<ImplicitGemmFamily, TapReduceFamily, HaloFamilyOf<0>,
                                      TapRowFamily>{});
   }
-  // e.g. "implicit_gemm bf16 128x96x32 w4x1 s2 causal vector"
+  // e.g. "implicit_gemm bf16 128x96x32 w4x1 s2 causal vector" (" s3 b2": two LDS buffers)
   std::string name() const {
     std::string s = family() + (dtype == DType::kFP8E4M3 ? " fp8 " : " bf16 ") +
                     std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
                     " w" + std::to_string(warps_m) + "x" + std::to_string(warps_n) + " s" +
                     std::to_string(stages);
+    if (lds_stages != stages) s += " b" + std::to_string(lds_stages);
     if (choice.family == KernelChoice::Family::kImplicitGemm) {
       const int g = geo_stride * 1000 + geo_pad * 100 + geo_up * 10 + geo_taps;
       s += g == 1113 ? " causal" : g == 2013 ? " downsample" : g == 1123 ? " upsample"
@@ -142,22 +145,24 @@ inline kernel::TileId wide_tile_by_rounds(const ConvDesc& d, const PackedWeights
     static_assert(std::is_same_v<Tiling, typename kernel::ConvKernel<
                                              Few, kernel::CausalGeometry, true>::Tiling>,
                   "both tiles run the implicit GEMM's tiling");
-    // The rule counts a block's LDS as its pipeline's (the host tests' pipeline_lds_bytes): the
+    // The rule counts a block's LDS as its pipeline's on the table's target (the host tests'
+    // pipeline_lds_bytes: the shape's LDS buffers, which a portable twin's plan reads too): the
     // epilogue must stage inside it.
-    static_assert(kernel::EpilogueShape<Wide>::kKernelBytes == Wide::kPipelineBytes &&
-                      kernel::EpilogueShape<Few>::kKernelBytes == Few::kPipelineBytes,
+    constexpr int kWideLds = kernel::pipeline_lds_bytes<Wide>(Wide::kElemBytes);
+    constexpr int kFewLds = kernel::pipeline_lds_bytes<Few>(Few::kElemBytes);
+    static_assert(kernel::EpilogueShape<Wide>::kBytes <= kWideLds &&
+                      kernel::EpilogueShape<Few>::kBytes <= kFewLds,
                   "the round rule's tiles stage their epilogue inside the pipeline's LDS");
-    static_assert(kernel::pipeline_lds_bytes<Wide>(Wide::kElemBytes) == Wide::kPipelineBytes &&
-                      kernel::pipeline_lds_bytes<Few>(Few::kElemBytes) == Few::kPipelineBytes,
-                  "one count of a tile's LDS");
+    static_assert((Wide::kPipelineBytes == kWideLds || !Wide::kRegisterStaged) &&
+                      (Few::kPipelineBytes == kFewLds || !Few::kRegisterStaged),
+                  "one count of a tile's LDS where copies stage in registers");
     ConvArgs a;  // no buffers: the grid reads only the descriptor and the packed weights' info
     a.weights.info = w;
     kernel::ConvParams p;
     const int phase = upsample_phases ? 0 : -1;
     const int64_t wide_blocks = block_grid<Wide, Tiling>(d, a, phase, &p);
     const int64_t few_blocks = block_grid<Few, Tiling>(d, a, phase, &p);
-    return kernel::wide_saves_a_round(T::kRoundTarget, wide_blocks, Wide::kPipelineBytes,
-                                      few_blocks, Few::kPipelineBytes)
+    return kernel::wide_saves_a_round(T::kRoundTarget, wide_blocks, kWideLds, few_blocks, kFewLds)
                ? kernel::TileId::kWide
                : kernel::TileId::kWideFewRounds;
   }
@@ -340,6 +345,7 @@ struct Planner {
     q.dtype = d.in_dtype;
     q.bm = Policy::BM; q.bn = Policy::BN; q.bk = Policy::BK;
     q.warps_m = Policy::kWarpsM; q.warps_n = Policy::kWarpsN; q.stages = Policy::kStages;
+    q.lds_stages = Policy::kLdsStages;
     q.min_blocks = Policy::kMinBlocks; q.threads = Policy::kThreads;
     q.wave_size = Policy::kWaveSize;
     q.lds_bytes = Kernel::kSmemBytes;

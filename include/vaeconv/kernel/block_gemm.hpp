@@ -148,7 +148,7 @@ VAECONV_UNROLL
                                                            Issue& issue) {
 VAECONV_UNROLL
     for (int s = 0; s < kAhead; ++s) {
-      if (s < k_tiles) issue(s, slot[s]);
+      if (s < k_tiles) issue(Schedule::buffer(s), slot[s]);
       else Arch::commit();  // keep the group count uniform for wait<>
     }
   }

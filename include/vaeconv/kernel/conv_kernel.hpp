@@ -44,6 +44,11 @@ struct ConvKernel {
   VAECONV_HD static int k_tiles(const ConvParams& p) { return (p.k + Policy::BK - 1) / Policy::BK; }
 
 
+  // The element-wise gather stores to LDS at issue, so its buffer must not be one a wave still
+  // reads: a buffer per stage (pipeline_schedule.hpp).
+  static_assert(kVectorGather || Policy::kLdsBuffers == Policy::kStages,
+                "a copy that writes LDS at issue keeps a buffer per stage");
+
   // The epilogue's staging fits above the prologue's buffers.
   static constexpr bool kOverlapEpilogue = EpilogueShape<Policy>::kFitsAboveAhead;
   static constexpr bool kPersistent = kOverlapEpilogue;  // a grid of the resident blocks

@@ -14,8 +14,9 @@
 //     whole tile goes to LDS as bf16 and each stored chunk is one 16-byte LDS read.
 //   fp32 slabs (run_fp32): everything else (a residual, which must be added before the one
 //     rounding; an FP8 output; Cout = 3, the VAE's last layer, stored element-wise). The tile
-//     goes through LDS in fp32 column slabs (rows padded by 4 floats against bank conflicts) and
-//     the residual is read with the store's coalesced pattern.
+//     goes through LDS in fp32 column slabs (rows padded by 4 floats against bank conflicts; in
+//     row groups where a slab of all rows does not fit, epilogue_shape.hpp) and the residual is
+//     read with the store's coalesced pattern.
 // Both compute the same fp32 expression in the same order, so they round to the same bits.
 #pragma once
 #include <cstdint>
@@ -283,50 +284,58 @@ VAECONV_UNROLL
 VAECONV_UNROLL
     for (int s = 0; s < Shape::kSlabs; ++s) {
       const int col0 = s * Shape::kSlabCols;
-      // 1. Scatter this warp's accumulators that fall in the slab.
 VAECONV_UNROLL
-      for (int i = 0; i < Policy::kAtomsM; ++i)
+      for (int g = 0; g < Shape::kRowGroups; ++g) {
+        // 1. Scatter this warp's accumulators that fall in the slab (and its row group).
 VAECONV_UNROLL
-        for (int j = 0; j < Policy::kAtomsN; ++j) {
-          const int atom_col = wn0 + j * Atom::kN;
-          if (!Shape::atom_in_slab(atom_col, s)) continue;
+        for (int i = 0; i < Policy::kAtomsM; ++i) {
+          const int atom_row = wm0 + i * Atom::kM;
+          if (Shape::kRowGroups > 1 && !Shape::atom_in_group(atom_row, g)) continue;
 VAECONV_UNROLL
-          for (int r = 0; r < Layout::kCElems; ++r) {
-            const int row = wm0 + i * Atom::kM + Layout::c_row(lane, r);
-            stage[Shape::stage_index(row, atom_col + Layout::c_col(lane, r), s)] = acc[i][j].v[r];
+          for (int j = 0; j < Policy::kAtomsN; ++j) {
+            const int atom_col = wn0 + j * Atom::kN;
+            if (!Shape::atom_in_slab(atom_col, s)) continue;
+VAECONV_UNROLL
+            for (int r = 0; r < Layout::kCElems; ++r) {
+              const int row = atom_row + Layout::c_row(lane, r);
+              stage[Shape::stage_index(row, atom_col + Layout::c_col(lane, r), s, g)] =
+                  acc[i][j].v[r];
+            }
           }
         }
-      __syncthreads();
-      // 2. Each thread writes 8 consecutive channels of one pixel per step.
-      for (int idx = tid; idx < Policy::BM * Shape::kChunksPerRow; idx += Policy::kThreads) {
-        const int row = Shape::store_row(idx), cc = Shape::store_col(idx);
-        const int n = b.n0 + col0 + cc;
-        int m;
-        if (!rows.pixel(row, m) || n >= p.cout) continue;
-        const int64_t off = out_offset(p, frame_out, rows_packed, m, n);
-        if (vector_ok) {
-          // A whole chunk (Cout % 8 == 0, so n + 7 < Cout): one straight path, no per-element
-          // test. Two 16-byte LDS reads: rows are whole float4s and a chunk starts on 8 columns.
-          static_assert(Shape::kRowFloats % 4 == 0, "staged chunks are float4-aligned");
-          const float4* src =
-              reinterpret_cast<const float4*>(stage + Shape::stage_index(row, col0 + cc, s));
-          const float4 lo = src[0], hi = src[1];
-          float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-          store_chunk(p, acc_scale, y_scale, n, off, v);
-        } else {
-          // A chunk of a Cout that is no multiple of 8 (Cout = 3, the VAE's last layer), possibly
-          // cut at Cout: element by element, in a loop kept rolled (a rare path, one copy of its
-          // body; its counter is wave-uniform, the cut a lane mask), through the expression and
-          // order of the whole-chunk path.
-          const int ne = p.cout - n < 8 ? p.cout - n : 8;
-          const float* src = stage + Shape::stage_index(row, col0 + cc, s);
+        __syncthreads();
+        // 2. Each thread writes 8 consecutive channels of one pixel per step.
+        for (int idx = tid; idx < Shape::kSlabRows * Shape::kChunksPerRow;
+             idx += Policy::kThreads) {
+          const int row = Shape::store_row(idx, g), cc = Shape::store_col(idx);
+          const int n = b.n0 + col0 + cc;
+          int m;
+          if (!rows.pixel(row, m) || n >= p.cout) continue;
+          const int64_t off = out_offset(p, frame_out, rows_packed, m, n);
+          if (vector_ok) {
+            // A whole chunk (Cout % 8 == 0, so n + 7 < Cout): one straight path, no per-element
+            // test. Two 16-byte LDS reads: rows are whole float4s and a chunk starts on 8 columns.
+            static_assert(Shape::kRowFloats % 4 == 0, "staged chunks are float4-aligned");
+            const float4* src =
+                reinterpret_cast<const float4*>(stage + Shape::stage_index(row, col0 + cc, s, g));
+            const float4 lo = src[0], hi = src[1];
+            float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            store_chunk(p, acc_scale, y_scale, n, off, v);
+          } else {
+            // A chunk of a Cout that is no multiple of 8 (Cout = 3, the VAE's last layer),
+            // possibly cut at Cout: element by element, in a loop kept rolled (a rare path, one
+            // copy of its body; its counter is wave-uniform, the cut a lane mask), through the
+            // expression and order of the whole-chunk path.
+            const int ne = p.cout - n < 8 ? p.cout - n : 8;
+            const float* src = stage + Shape::stage_index(row, col0 + cc, s, g);
 VAECONV_NO_UNROLL
-          for (int e = 0; e < 8; ++e)
-            if (e < ne) store_element(p, off + e, scaled(p, acc_scale, n + e, src[e]), y_scale,
-                          Arch::kFp8NanCode);
+            for (int e = 0; e < 8; ++e)
+              if (e < ne) store_element(p, off + e, scaled(p, acc_scale, n + e, src[e]), y_scale,
+                            Arch::kFp8NanCode);
+          }
         }
+        __syncthreads();
       }
-      __syncthreads();
     }
   }
 };

@@ -14,29 +14,68 @@ struct EpilogueShape {
   // The widest column slab whose fp32 staging fits the pipeline's LDS, among the divisors of BN
   // that are whole atoms and whole 8-channel store chunks: an atom's columns must not straddle
   // two slabs (Epilogue::run scatters whole atoms). So BN = 96 with 32-wide atoms may take three
-  // slabs of 32, which halving alone could not. When no such slab fits, the narrowest one is
-  // taken and the kernel's LDS grows to its size (ConvKernel::kSmemBytes).
-  static constexpr int bytes(int cols) { return Policy::BM * (cols + kPadFloats) * 4; }
-  static constexpr bool fits(int cols) { return bytes(cols) <= Policy::kPipelineBytes; }
-  static constexpr int slab_cols() {
-    constexpr int kUnit = Policy::AtomT::kN > 8 ? Policy::AtomT::kN : 8;
+  // slabs of 32, which halving alone could not. When no slab of all BM rows fits a two-buffer
+  // pipeline (TwoBufferTileShape), each slab is staged in row groups of whole atom rows: the
+  // slab and group sizes that fit with the fewest passes (slabs x groups; the wider slab on a
+  // tie). Otherwise, when nothing fits, the narrowest slab of all rows is taken and the kernel's
+  // LDS grows to its size (ConvKernel::kSmemBytes).
+  static constexpr int bytes(int cols, int rows = Policy::BM) {
+    return rows * (cols + kPadFloats) * 4;
+  }
+  // The LDS the staging may take: the pipeline's, less the buffers that only a target whose
+  // copies land in LDS keeps beyond the shape's own (TilePolicy::kLdsBuffers, Shape::kLdsStages).
+  static constexpr int kBudget =
+      Policy::kPipelineBytes - (Policy::kLdsBuffers - Policy::kLdsStages) * Policy::kStageBytes;
+  static constexpr bool fits(int cols, int rows = Policy::BM) {
+    return bytes(cols, rows) <= kBudget;
+  }
+  // Slab and row-group units: whole atoms and whole store chunks; for a two-buffer tile whole 32 x
+  // 32 MFMA atoms on every target, so that its portable twin (16-wide mma.sync atoms) stages in
+  // the same slabs and row groups as AMD.
+  static constexpr bool kTwoBuffer = Policy::kLdsStages < Policy::kStages;
+  static constexpr int kMinUnit = kTwoBuffer ? 32 : 8;
+  static constexpr int kUnitCols = Policy::AtomT::kN > kMinUnit ? Policy::AtomT::kN : kMinUnit;
+  static constexpr int kUnitRows = Policy::AtomT::kM > kMinUnit ? Policy::AtomT::kM : kMinUnit;
+  static constexpr bool slab_ok(int cols) { return Policy::BN % cols == 0 && cols % kUnitCols == 0; }
+  struct Slab {
+    int cols, rows;
+  };
+  static constexpr Slab choose_slab() {
     int narrowest = Policy::BN;
-    for (int cols = Policy::BN; cols >= kUnit; --cols) {
-      if (Policy::BN % cols != 0 || cols % kUnit != 0) continue;
-      if (fits(cols)) return cols;
+    for (int cols = Policy::BN; cols >= kUnitCols; --cols) {
+      if (!slab_ok(cols)) continue;
+      if (fits(cols)) return {cols, Policy::BM};
       narrowest = cols;
     }
-    return narrowest;
+    Slab best{0, 0};
+    int best_passes = 0;
+    for (int rows = Policy::BM / 2; kTwoBuffer && rows >= kUnitRows; --rows) {
+      if (Policy::BM % rows != 0 || rows % kUnitRows != 0) continue;
+      for (int cols = Policy::BN; cols >= kUnitCols; --cols) {
+        if (!slab_ok(cols) || !fits(cols, rows)) continue;
+        const int passes = (Policy::BN / cols) * (Policy::BM / rows);
+        if (best.cols == 0 || passes < best_passes ||
+            (passes == best_passes && cols > best.cols)) {
+          best = {cols, rows};
+          best_passes = passes;
+        }
+      }
+    }
+    return best.cols != 0 ? best : Slab{narrowest, Policy::BM};
   }
-  static constexpr int kSlabCols = slab_cols();
+  static constexpr int kSlabCols = choose_slab().cols;
+  static constexpr int kSlabRows = choose_slab().rows;  // BM, or a group of whole atom rows
   static constexpr int kSlabs = Policy::BN / kSlabCols;
+  static constexpr int kRowGroups = Policy::BM / kSlabRows;
   static constexpr int kRowFloats = kSlabCols + kPadFloats;
-  static constexpr int kBytes = bytes(kSlabCols);
+  static constexpr int kBytes = bytes(kSlabCols, kSlabRows);
   // The staging also fits above the buffers of the K tiles copied ahead (Policy::kAheadBytes):
   // a kernel may then stage it while the next tile's first copies land (conv_kernel.hpp).
   static constexpr bool kFitsAboveAhead = kBytes <= Policy::kPipelineBytes - Policy::kAheadBytes;
   static constexpr int kChunksPerRow = kSlabCols / 8;  // 8-channel store chunks per slab row
   static_assert(Policy::BN % kSlabCols == 0, "slabs tile BN");
+  static_assert(Policy::BM % kSlabRows == 0 && kSlabRows % kUnitRows == 0,
+                "row groups tile BM in whole atom rows");
   static_assert(kSlabCols % Policy::AtomT::kN == 0 && kSlabCols % 8 == 0,
                 "a slab holds whole atoms and whole store chunks");
 
@@ -46,12 +85,20 @@ struct EpilogueShape {
   VAECONV_HD static constexpr bool atom_in_slab(int atom_col, int s) {
     return !(atom_col + Policy::AtomT::kN <= s * kSlabCols || atom_col >= (s + 1) * kSlabCols);
   }
-  // Where tile element (row, col) is staged while slab s is (col within that slab).
-  VAECONV_HD static constexpr int stage_index(int row, int col, int s) {
-    return row * kRowFloats + col - s * kSlabCols;
+  // Whether the atom whose first row is atom_row (in the block tile) is staged with row group g.
+  VAECONV_HD static constexpr bool atom_in_group(int atom_row, int g) {
+    return atom_row >= g * kSlabRows && atom_row < (g + 1) * kSlabRows;
   }
-  // Store step idx (one 8-channel chunk of one row): its row, and its first column in the slab.
-  VAECONV_HD static constexpr int store_row(int idx) { return idx / kChunksPerRow; }
+  // Where tile element (row, col) is staged while slab s, row group g is (col within that slab,
+  // row within that group).
+  VAECONV_HD static constexpr int stage_index(int row, int col, int s, int g = 0) {
+    return (row - g * kSlabRows) * kRowFloats + col - s * kSlabCols;
+  }
+  // Store step idx (one 8-channel chunk of one row of row group g): its row in the block tile,
+  // and its first column in the slab.
+  VAECONV_HD static constexpr int store_row(int idx, int g = 0) {
+    return g * kSlabRows + idx / kChunksPerRow;
+  }
   VAECONV_HD static constexpr int store_col(int idx) { return (idx % kChunksPerRow) * 8; }
 
   // --- The packed staging (Epilogue::run_packed): the whole tile as bf16, already scaled, biased

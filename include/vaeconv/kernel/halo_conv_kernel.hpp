@@ -50,6 +50,7 @@ struct HaloPolicy : Base {
   // One tile per block: the epilogue may stage in all of the LDS once the K loop is done.
   static constexpr int kAheadBytes = kPipelineBytes;
   static_assert(Base::kElemBytes == Halo::kElemBytes, "halo and atom agree on the element");
+  static_assert(Base::kLdsStages == Base::kStages, "the halo kernels keep a buffer per stage");
   static_assert(Base::BM == Halo::kPixels, "the patch is the GEMM's M tile");
   static_assert(Halo::kCols == 8 && Base::WTM % 8 == 0 && Base::AtomT::kM % 8 == 0,
                 "a core matrix of 8 A rows is one patch row of 8 pixels");

@@ -1,6 +1,6 @@
 // vaeconv/kernel/pipeline_schedule.hpp — the K pipeline's schedule, as constexpr rules.
 //
-// BlockGemm (block_gemm.hpp) keeps kStages LDS buffers; tile kt lives in buffer kt % kStages.
+// BlockGemm (block_gemm.hpp) keeps kBuffers LDS buffers; tile kt lives in buffer kt % kBuffers.
 // Iteration kt waits for tile kt's copy, passes a barrier, issues the copy of tile kt + kAhead,
 // and computes tile kt. An atom that runs asynchronously (wgmma) may leave kInFlight of its
 // batches unfinished across the barrier; the buffers they read must not be refilled, so
@@ -11,6 +11,12 @@
 // with kBatchFirst (only without batches in flight: the promoting fp8 atom, which waits for its
 // batch at the next iteration's top): its batch starts first, and the copies' address arithmetic
 // and issue run under it. The refilled buffer is then tile kt - 1's, whose batch has retired.
+// Register staging writes LDS only at a flush, so it needs fewer buffers than tiles in flight:
+// tile kt's flush (iteration kt, before its barrier) overwrites the buffer of tile kt - kBuffers,
+// at most tile kt - 2, which every wave finished computing before iteration kt - 1's barrier. Two
+// buffers (kBuffers = 2) then hold any depth kAhead of copies in flight: the slots carry them,
+// not the LDS (a copy that writes LDS at issue, cp.async or a synchronous store, needs kBuffers =
+// kStages).
 // tests/host/test_pipeline_schedule.cpp replays the schedule, in both orders, and checks those
 // claims.
 #pragma once
@@ -20,20 +26,24 @@ namespace vaeconv::kernel {
 
 VAECONV_HD constexpr int schedule_gcd(int a, int b) { return b == 0 ? a : schedule_gcd(b, a % b); }
 
-template <int Stages, int InFlight, bool BatchFirst = false>
+template <int Stages, int InFlight, bool BatchFirst = false, int Buffers = Stages>
 struct PipelineSchedule {
   static constexpr int kStages = Stages, kInFlight = InFlight;
   static constexpr bool kBatchFirst = BatchFirst;
   static_assert(!BatchFirst || InFlight == 0, "a batch ahead of the refill is waited for in turn");
   static constexpr int kAhead = Stages - 1 - InFlight;
   static_assert(kAhead >= 1, "a tile ahead at least (LDS atoms with a batch in flight: 3 stages)");
+  // LDS buffers: kStages, or (register staging only, see above) as few as two.
+  static constexpr int kBuffers = Buffers;
+  static_assert(kBuffers == kStages || (kBuffers >= 2 && kBuffers < kStages && InFlight == 0),
+                "fewer buffers than stages: register staging without batches in flight");
   // Copy groups that may still be pending when tile kt is needed: those of the kAhead - 1 tiles
   // issued after it (one group is committed per iteration, empty past the last tile).
   static constexpr int kPendingCopies = kAhead - 1;
-  VAECONV_HD static constexpr int buffer(int kt) { return kt % Stages; }
-  // buffer(kt + n) from b = buffer(kt), for 0 <= n < kStages: one add and one wrap.
+  VAECONV_HD static constexpr int buffer(int kt) { return kt % kBuffers; }
+  // buffer(kt + n) from b = buffer(kt), for n >= 0 (a constant): one add and one wrap.
   VAECONV_HD static constexpr int rotate(int b, int n) {
-    return b + n >= Stages ? b + n - Stages : b + n;
+    return b + n % kBuffers >= kBuffers ? b + n % kBuffers - kBuffers : b + n % kBuffers;
   }
   VAECONV_HD static constexpr int slot(int kt) { return kt % kAhead; }
   // The tile whose copy iteration kt issues after its barrier.
@@ -48,7 +58,7 @@ struct PipelineSchedule {
   VAECONV_HD static constexpr bool last_tiles_refill(int j) { return j < kAhead - 1; }
   // Trips of kAhead tiles after which the buffers repeat: trip r (from tile 0) holds tiles
   // r * kAhead + u in buffers buffer(r * kAhead + u), the same as every kBufferTrips trips later.
-  static constexpr int kBufferTrips = Stages / schedule_gcd(Stages, kAhead);
+  static constexpr int kBufferTrips = kBuffers / schedule_gcd(kBuffers, kAhead);
 };
 
 }  // namespace vaeconv::kernel

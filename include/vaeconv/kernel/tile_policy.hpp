@@ -5,7 +5,10 @@
 //   atom        kM x kN x kK   one matrix instruction (arch layer), repeated kAtomsM x kAtomsN
 //   atom group  kWaveSize      the threads that execute one atom: a wave (AMD, 64), a warp
 //                              (mma.sync, 32) or a warpgroup (wgmma, 128); "warp" below means it
-//   stages      kStages        LDS buffers of the K pipeline (2 = double buffering)
+//   stages      kStages        the K pipeline's depth: the tile computed and the kStages - 1
+//                              copies in flight; LDS buffers as many (kLdsStages), except for a
+//                              TwoBufferTileShape (two); a target whose copies land in LDS at
+//                              issue (cp.async) keeps one per stage (TilePolicy::kLdsBuffers)
 //   chunk       16 bytes       the unit of every copy and LDS read: 8 bf16 or 16 fp8 along K
 //   min blocks  kMinBlocks     resident blocks per SM/CU the register budget must allow
 //
@@ -45,6 +48,16 @@ struct TileShape {
   static constexpr int WTM = BM / kWarpsM, WTN = BN / kWarpsN;
   static_assert(BM % kWarpsM == 0 && BN % kWarpsN == 0, "warps must divide the block tile");
   static_assert(kStages >= 2, "at least double buffering");
+  static constexpr int kLdsStages = Stages_;  // LDS buffers where copies stage in registers
+};
+
+// A tile whose K pipeline keeps its kStages - 1 copies in flight in staging registers and only two
+// LDS buffers, where the target stages copies in registers (AMD; pipeline_schedule.hpp: a flush
+// overwrites the buffer of two tiles back). The same tile everywhere else (cp.async copies land in
+// LDS: kStages buffers there). Deep prefetch at the LDS of double buffering: more resident blocks.
+template <int BM_, int BN_, int BK_, int WarpsM_, int WarpsN_, int Stages_, int MinBlocks_ = 1>
+struct TwoBufferTileShape : TileShape<BM_, BN_, BK_, WarpsM_, WarpsN_, Stages_, MinBlocks_> {
+  static constexpr int kLdsStages = 2;
 };
 
 // A tile shape bound to an architecture's atom and wave size, and the packed epilogue's store:
@@ -85,15 +98,22 @@ struct TilePolicy : Shape {
   static constexpr int kTileBytesA = Shape::BM * Shape::BK * kElemBytes;
   static constexpr int kTileBytesB = Shape::BN * Shape::BK * kElemBytes;
   static constexpr int kStageBytes = kTileBytesA + kTileBytesB;
-  static constexpr int kPipelineBytes = kStageBytes * Shape::kStages;
+  // LDS buffers: the shape's where copies are staged in registers (Arch::Slot holds them), else
+  // one per stage (cp.async writes LDS at issue).
+  static constexpr bool kRegisterStaged = !std::is_empty_v<typename Arch::template Slot<1>>;
+  // Shape::kLdsStages (the AMD count) is what the plans, the round rule and the epilogue's
+  // staging read on every target, so that a portable twin stages and dispatches as AMD does.
+  static constexpr int kLdsBuffers = kRegisterStaged ? Shape::kLdsStages : Shape::kStages;
+  static constexpr int kPipelineBytes = kStageBytes * kLdsBuffers;
   // The K pipeline's depth (pipeline_schedule.hpp): batches an asynchronous atom leaves in flight
   // across a barrier (a promoting one waits for each), and the LDS of the K tiles copied ahead of
   // the one computed, buffers 0 .. kAhead-1 while a block starts a tile.
   static constexpr int kBatchesInFlight = kAtomReadsLds && !kPromoteEachTile ? 1 : 0;
   // A promoting atom starts its batch before the K tile's refill (pipeline_schedule.hpp,
   // kBatchFirst): the copies' address arithmetic then runs under the batch.
-  using Schedule = PipelineSchedule<Shape::kStages, kBatchesInFlight, kPromoteEachTile>;
-  static constexpr int kAheadBytes = Schedule::kAhead * kStageBytes;
+  using Schedule = PipelineSchedule<Shape::kStages, kBatchesInFlight, kPromoteEachTile, kLdsBuffers>;
+  static constexpr int kAheadBytes =
+      (Schedule::kAhead < kLdsBuffers ? Schedule::kAhead : kLdsBuffers) * kStageBytes;
   static constexpr bool kBulkStoreEpilogue = BulkStore && Arch::kBulkStore;
 };
 

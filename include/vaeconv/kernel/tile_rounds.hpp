@@ -34,10 +34,10 @@ struct RoundTarget {
 constexpr RoundTarget kRoundTargetGfx942{304, 64 * 1024};   // MI300X
 constexpr RoundTarget kRoundTargetGfx950{256, 160 * 1024};  // MI355X
 
-// The LDS of a tile's K pipeline: stages x (BM + BN) rows of BK elements.
+// The LDS of a tile's K pipeline: its LDS buffers x (BM + BN) rows of BK elements.
 template <class Shape>
 constexpr int pipeline_lds_bytes(int elem_bytes) {
-  return Shape::kStages * (Shape::BM + Shape::BN) * Shape::BK * elem_bytes;
+  return Shape::kLdsStages * (Shape::BM + Shape::BN) * Shape::BK * elem_bytes;
 }
 
 // Blocks of one tile that fit a unit's LDS (at least one: a launch always runs).

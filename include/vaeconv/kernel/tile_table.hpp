@@ -48,31 +48,33 @@ constexpr int kTapReduceMaxCout = kTapReduceBN / 9;
 namespace cdna {
 // The wide tiles are 96 wide, like NVIDIA's: 96 divides every VAE Cout (96, 192, 384), where a
 // 128-wide tile computes 25 % padding columns on the 96- and 192-channel layers (most of the
-// set's FLOPs). Four waves of 32 x 96 (three 32 x 32 MFMA atoms each). The bf16 wide tile is
-// 16 deep (32-byte LDS rows) in three stages: 21 KiB, so three blocks fit gfx942's 64 KiB (3
-// waves per SIMD; BK = 32 in two stages, 28 KiB, left two and its K-tile chain exposed, and any
-// three-stage BK = 32 tile leaves one). Chosen by the CDNA model at the pessimistic end among
-// scratch-free gfx942 candidates (docs/perf-notes.md); the epilogue stages three 32-column slabs
-// inside the pipeline's LDS. BN = 96 from the H200 sweeps (worth ~20 % there). Not measured on
-// AMD hardware.
-//                        BM   BN  BK  warpsM warpsN stages
-using WideShape = TileShape<128, 96, 16, 4, 1, 3>;
-// The bf16 wide tile's few-rounds partner (tile_rounds.hpp, the round rule): 32 deep in two
-// stages (28 KiB, 2 blocks per CU; half the K tiles of the 16-deep tile), for the grids that the
-// three resident blocks of WideShape do not finish in fewer rounds over gfx942's CUs (the 512x512
-// and 256x256 layers, the downsample and upsample phases of 1024 blocks or fewer): faster there
-// at the pessimistic end of the CDNA model (docs/perf-notes.md, issue 25 W6).
-using WideFewRoundsShape = TileShape<128, 96, 32, 4, 1, 2>;
+// set's FLOPs). The bf16 wide tile: two waves of 64 x 96 (six 32 x 32 MFMA atoms each: per MFMA
+// 5/8 of a 32 x 96 wave tile's LDS reads and a share of the loop's other instructions), 16 deep
+// (32-byte LDS rows), three K tiles in flight in staging registers and two LDS buffers
+// (TwoBufferTileShape): 14 KiB, the epilogue's fp32 slabs staged in row groups inside it, so four
+// blocks fit gfx942's 64 KiB and its registers (2 waves per SIMD, 190 VGPRs). Chosen by the CDNA
+// model at the pessimistic end among scratch-free gfx942 candidates (docs/perf-notes.md, issue 25
+// W15; before it 128 x 96 x 16 in four waves of 32 x 96 and three LDS buffers, three blocks).
+// BN = 96 from the H200 sweeps (worth ~20 % there). Not measured on AMD hardware.
+//                                 BM   BN  BK  warpsM warpsN stages
+using WideShape = TwoBufferTileShape<128, 96, 16, 2, 1, 4>;
+// The bf16 wide tile's few-rounds partner (tile_rounds.hpp, the round rule): four waves of 32 x
+// 96, 32 deep, two tiles in flight in two LDS buffers (28 KiB, 2 blocks per CU; half the K tiles
+// of the 16-deep tile), for the grids that the four resident blocks of WideShape do not finish in
+// fewer rounds over gfx942's CUs (the 512x512 and 256x256 layers, the downsample and upsample
+// phases of 512 blocks or fewer): faster there at the pessimistic end of the CDNA model
+// (docs/perf-notes.md, issue 25 W6 and W15).
+using WideFewRoundsShape = TwoBufferTileShape<128, 96, 32, 4, 1, 3>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
-// The fp8 wide tile: the bf16 one's LDS bytes, 32 e4m3 deep (32-byte rows) in three stages, 21
-// KiB, 3 blocks per CU, on gfx942's one-chunk 32x32x32 atom (arch/cdna.hpp AtomFp8K32; the
-// 32x32x64 atom's two chunks per lane need BK >= 64, whose three-stage tile is 42 KiB, 1 block).
-// Its few-rounds partner (tile_rounds.hpp) is the 64-deep two-stage tile (28 KiB, 2 blocks per
-// CU) on the 32x32x64 atom. Chosen by the CDNA model at the pessimistic end (docs/perf-notes.md,
-// issue 25 W6 and W9). Not measured on AMD hardware.
-using WideShapeFp8 = TileShape<128, 96, 32, 4, 1, 3>;
-using WideFewRoundsShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;
+// The fp8 wide tile: the bf16 one's waves, LDS bytes and pipeline, 32 e4m3 deep (32-byte rows),
+// 14 KiB, 4 blocks per CU (192 VGPRs), on gfx942's one-chunk 32x32x32 atom (arch/cdna.hpp
+// AtomFp8K32; the 32x32x64 atom's two chunks per lane need BK >= 64). Its few-rounds partner
+// (tile_rounds.hpp) is the 64-deep tile in four waves of 32 x 96 and two LDS buffers, two tiles in
+// flight (28 KiB, 2 blocks per CU), on the 32x32x64 atom. Chosen by the CDNA model at the
+// pessimistic end (docs/perf-notes.md, issue 25 W6, W9 and W15). Not measured on AMD hardware.
+using WideShapeFp8 = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
+using WideFewRoundsShapeFp8 = TwoBufferTileShape<128, 96, 64, 4, 1, 3>;
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
@@ -80,7 +82,7 @@ using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
 // The element-wise gather (Cin not a multiple of 8: enc_conv_in, K = 27) keeps one 32-deep K
 // tile in two stages (no measurement or model row asks for another).
 using WideElementwiseShape = TileShape<128, 96, 32, 4, 1, 2>;
-using WideElementwiseShapeFp8 = WideFewRoundsShapeFp8;  // 64 deep on the 32x32x64 atom
+using WideElementwiseShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;  // 64 deep, 32x32x64 atom
 
 // The gfx950 table (gfx950's 160 KiB of LDS and 64 banks; TableSet::kGfx950): gfx942's with the
 // wide tiles replaced by 256 x 96 blocks of four 64 x 96 wave tiles (six 32 x 32 atoms each: per
