@@ -23,6 +23,16 @@ namespace {
 
 using vaeconv::kernel::PipelineSchedule;
 
+// Whether tile kt's copy group has completed under wait_group<pending>: every issued group but the
+// newest `pending` has (groups: the issued load groups in order, a tile or -1 for an empty one).
+bool loads_complete(const std::vector<int>& groups, int pending, int kt) {
+  const int complete = static_cast<int>(groups.size()) - pending;
+  int pos = -1;
+  for (int g = 0; g < static_cast<int>(groups.size()); ++g)
+    if (groups[static_cast<size_t>(g)] == kt) pos = g;
+  return pos >= 0 && pos < complete;
+}
+
 // The replay. `ahead` and `pending` are the schedule's kAhead and kPendingCopies (a negative
 // control passes wrong ones); in_flight batches may remain unfinished across a barrier.
 std::string replay(int stages, int in_flight, int ahead, int pending, int k_tiles,
@@ -57,11 +67,8 @@ std::string replay(int stages, int in_flight, int ahead, int pending, int k_tile
     if (auto e = issue(s); !e.empty()) return "prologue: " + e;
   for (int kt = 0; kt < k_tiles; ++kt) {
     // wait_group<pending>: every group but the newest `pending` has completed.
-    const int complete = static_cast<int>(groups.size()) - pending;
-    int pos = -1;
-    for (int g = 0; g < static_cast<int>(groups.size()); ++g)
-      if (groups[static_cast<size_t>(g)] == kt) pos = g;
-    if (pos < 0 || pos >= complete) return "tile " + std::to_string(kt) + " used before its copy";
+    if (!loads_complete(groups, pending, kt))
+      return "tile " + std::to_string(kt) + " used before its copy";
     if (resident[static_cast<size_t>(buffer(kt))] != kt)
       return "tile " + std::to_string(kt) + " is not in its buffer";
     if (staged[static_cast<size_t>(slot(kt))] != kt)
@@ -141,11 +148,8 @@ std::string replay_register(int buffers, int ahead, int pending, int k_tiles) {
   for (int s = 0; s < ahead; ++s)
     if (auto e = issue(s); !e.empty()) return "prologue: " + e;
   for (int kt = 0; kt < k_tiles; ++kt) {
-    const int complete = static_cast<int>(groups.size()) - pending;
-    int pos = -1;
-    for (int g = 0; g < static_cast<int>(groups.size()); ++g)
-      if (groups[static_cast<size_t>(g)] == kt) pos = g;
-    if (pos < 0 || pos >= complete) return "tile " + std::to_string(kt) + " flushed before its loads";
+    if (!loads_complete(groups, pending, kt))
+      return "tile " + std::to_string(kt) + " flushed before its loads";
     if (staged[static_cast<size_t>(slot(kt))] != kt)
       return "tile " + std::to_string(kt) + " flushed from the wrong slot";
     const int b = buffer(kt);
