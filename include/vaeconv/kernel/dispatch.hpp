@@ -32,7 +32,7 @@ inline TileId choose_tile(int64_t cout) {
 // launch's Cout (out_channels_stored: one phase or half) is a multiple of 192, so the tile computes
 // no padding column (a 96-channel layer would pad half of it), of the geometries a GPU has
 // checked against the reference and timed on it, none slower than on the 96-wide tile
-// (docs/performance.md, docs/video.md, docs/perf-notes.md session 19): the causal conv, with a
+// (docs/performance.md, docs/video.md, docs/perf-notes.md): the causal conv, with a
 // cache or without (T = 1 and T > 1), and the downsample conv, bf16 and e4m3; the upsample phases
 // in e4m3 (bf16 timed neutral there). The temporal convs keep the 96-wide tile (checked on it, not
 // timed: their K is 3 Cin, a short loop for a one-block-per-SM tile), and the kernels the rule

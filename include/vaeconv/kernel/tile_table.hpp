@@ -52,9 +52,8 @@ namespace cdna {
 // 5/8 of a 32 x 96 wave tile's LDS reads and a share of the loop's other instructions), 16 deep
 // (32-byte LDS rows), three K tiles in flight in staging registers and two LDS buffers
 // (TwoBufferTileShape): 14 KiB, the epilogue's fp32 slabs staged in row groups inside it, so four
-// blocks fit gfx942's 64 KiB and its registers (2 waves per SIMD, 190 VGPRs). Chosen by the CDNA
-// model at the pessimistic end among scratch-free gfx942 candidates (docs/perf-notes.md, issue 25
-// W15; before it 128 x 96 x 16 in four waves of 32 x 96 and three LDS buffers, three blocks).
+// blocks fit gfx942's 64 KiB and its registers (2 waves per SIMD). Chosen by the CDNA model at
+// the pessimistic end among scratch-free gfx942 candidates (docs/perf-notes.md, issue 25 W15).
 // BN = 96 from the H200 sweeps (worth ~20 % there). Not measured on AMD hardware.
 //                                 BM   BN  BK  warpsM warpsN stages
 using WideShape = TwoBufferTileShape<128, 96, 16, 2, 1, 4>;
@@ -68,7 +67,7 @@ using WideFewRoundsShape = TwoBufferTileShape<128, 96, 32, 4, 1, 3>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 // The fp8 wide tile: the bf16 one's waves, LDS bytes and pipeline, 32 e4m3 deep (32-byte rows),
-// 14 KiB, 4 blocks per CU (192 VGPRs), on gfx942's one-chunk 32x32x32 atom (arch/cdna.hpp
+// 14 KiB, 4 blocks per CU, on gfx942's one-chunk 32x32x32 atom (arch/cdna.hpp
 // AtomFp8K32; the 32x32x64 atom's two chunks per lane need BK >= 64). Its few-rounds partner
 // (tile_rounds.hpp) is the 64-deep tile in four waves of 32 x 96 and two LDS buffers, two tiles in
 // flight (28 KiB, 2 blocks per CU), on the 32x32x64 atom. Chosen by the CDNA model at the
@@ -142,9 +141,9 @@ using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
 // The e4m3 tile of the same convs as WideCout192Shape, and of the upsample phases, whose Cout is
 // a multiple of 192: two warpgroups of 64 x 192 (one m64n192 e4m3 wgmma each per K step), BK = 128
 // (128-byte rows), 4 stages, 160 KiB and so 1 block/SM; the promoted partial sums take 2 x 96
-// accumulators per thread (255 registers, no spill). Faster than WideShapeFp8 on every 192- and
-// 384-channel causal, downsample and upsample-phase layer of the session-19 sweep, where 3
-// stages and BK = 64 lost (docs/perf-notes.md).
+// accumulators per thread. Faster than WideShapeFp8 on every 192- and 384-channel causal,
+// downsample and upsample-phase layer swept, where 3 stages and BK = 64 lost (docs/perf-notes.md,
+// the e4m3 192-wide sweep).
 using WideCout192ShapeFp8 = TileShape<128, 192, 128, 2, 1, 4, 1>;
 #else
 // The fastest FP8 mma.sync tile measured; on sm_90 (the cuda-mma build) its main loop spills
