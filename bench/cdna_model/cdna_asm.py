@@ -229,6 +229,10 @@ class Kernel:
     meta: Dict[str, int]
     loop_blocks: List[str] = field(default_factory=list)   # the main loop's blocks
     loop_counts: Optional[Counts] = None                   # one trip of the main loop
+    # one trip along its shortest path (every K tile inside its tap) and its longest one (every
+    # K tile changing tap): predict.py weighs them by how often a K tile changes tap
+    steady_counts: Optional[Counts] = None
+    longest_counts: Optional[Counts] = None
     prologue: Tuple[Counts, Counts] = None                 # shortest, longest path
     epilogue: Tuple[Counts, Counts] = None
     decoded: Dict[str, object] = field(default_factory=dict)
@@ -697,6 +701,73 @@ def loop_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
     return [ins for i in reversed(path) for ins in blocks[i].insts]
 
 
+def loop_steady_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
+    """Instructions of the shortest path (by instruction count, among those with the trip's
+    most MFMAs) through one trip of the loop, where only scalar (scc / vcc) branches choose: an exec-mask skip (s_cbranch_execz/execnz,
+    taken only when no lane is active) always falls through into the block it guards. For the
+    implicit GEMM's K loop this is the trip whose every K tile stays inside its tap: the tap
+    change (the tile cursor's carry and refresh, conv_gather.hpp TileConvGather::advance, child
+    loops included) lies off it. None when no trip reaches a latch."""
+    ids = set(loop)
+    idx = {b.label: b.index for b in blocks}
+    head = _header_index(blocks, loop)
+
+    def succ(i: int) -> List[int]:
+        out = [idx[s] for s in blocks[i].succ if idx[s] in ids]
+        last = blocks[i].insts[-1] if blocks[i].insts else None
+        if last is not None and last.mnemonic in ("s_cbranch_execz", "s_cbranch_execnz") \
+                and len(blocks[i].succ) == 2 and i + 1 in ids:
+            out = [i + 1]
+        return out
+    # the same DFS as loop_path: edges to a block on the stack are back edges
+    back = set()
+    state: Dict[int, int] = {head: 1}
+    order: List[int] = []
+    stack = [(head, iter(succ(head)))]
+    while stack:
+        node, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            state[node] = 2
+            order.append(node)
+            stack.pop()
+            continue
+        if state.get(nxt) == 1:
+            back.add((node, nxt))
+        elif nxt not in state:
+            state[nxt] = 1
+            stack.append((nxt, iter(succ(nxt))))
+    # cost (-MFMAs, instructions): a full trip's matrix work first (a trip that leaves the loop
+    # early, e.g. the steady test failing, is no trip of the steady state), then the fewest
+    # instructions
+    def cost(i: int) -> Tuple[int, int]:
+        return (-sum(1 for x in blocks[i].insts if x.mnemonic.startswith("v_mfma")),
+                len(blocks[i].insts))
+    best: Dict[int, Tuple[int, int]] = {head: cost(head)}
+    prev: Dict[int, Optional[int]] = {head: None}
+    for n in order[::-1]:
+        if n not in best:
+            continue
+        for m in succ(n):
+            if (n, m) in back:
+                continue
+            c = cost(m)
+            cand = (best[n][0] + c[0], best[n][1] + c[1])
+            if best.get(m) is None or cand < best[m]:
+                best[m] = cand
+                prev[m] = n
+    latches = [n for n in best if (n, head) in back]
+    if not latches:
+        return None
+    end = min(latches, key=lambda n: best[n])
+    path = []
+    n: Optional[int] = end
+    while n is not None:
+        path.append(n)
+        n = prev[n]
+    return [ins for i in reversed(path) for ins in blocks[i].insts]
+
+
 def loop_waits(path: List[Inst]) -> Tuple[List[Tuple[int, int]], int, int]:
     """The vmcnt waits of one steady trip along `path` (see the module docstring): for each
     wait that newly requires a load, (the barrier interval it sits in: barriers of the trip
@@ -761,6 +832,10 @@ def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str,
     for i in loop:
         lc.add(count_insts(blocks[i].insts, target))
     k.loop_counts = lc
+    steady = loop_steady_path(blocks, loop)
+    if steady is not None:
+        k.steady_counts = count_insts(steady, target)
+        k.longest_counts = count_insts(loop_path(blocks, loop), target)
     k.loop_waits, k.loop_mfma, k.loop_barriers = loop_waits(loop_path(blocks, loop))
     loop_set = set(loop)
     back = back_edges(blocks)

@@ -118,9 +118,45 @@ def lds_ways_for(rows: Dict[str, List[dict]], target: str, k: dict, dtype: str,
 
 
 # ------------------------------------------------------------------ counts
+def tap_change_rate(p: dict) -> Optional[float]:
+    """The share of K tiles whose issue moves the block-uniform tile cursor to another tap
+    (conv_gather.hpp TileConvGather::advance: it adds BK to the row offsets while the next K
+    tile stays inside the tap, and carries and refreshes them otherwise), replayed over the
+    launch's K tiles; None for the kernels without that cursor (the element-wise gather, the
+    tap-reduce, halo and tap-row kernels), whose loop counts stay the union of the loop's blocks."""
+    k = p["kernel"]
+    if k.get("family") != "implicit_gemm" or not k.get("vector"):
+        return None
+    cin, bk, tiles = int(p["cin"]), int(k["bk"]), int(k["k_tiles"])
+    if tiles <= 1:
+        return 1.0
+    c = changes = 0
+    for _ in range(tiles - 1):
+        c += bk
+        if c + bk <= cin:
+            continue
+        changes += 1
+        while c >= cin:
+            c -= cin
+    return changes / (tiles - 1)
+
+
+def loop_trip_counts(kern: cdna_asm.Kernel, rate: Optional[float]) -> cdna_asm.Counts:
+    """One trip of the main loop: with a tap-change rate, its steady path (every K tile inside
+    its tap) plus that share of the extra work of the path on which every K tile changes tap;
+    without one (or no steady path), every block of the loop once."""
+    if rate is None or kern.steady_counts is None or kern.longest_counts is None:
+        return kern.loop_counts
+    s, lg = kern.steady_counts, kern.longest_counts
+    c = cdna_asm.Counts()
+    c.add(s, 1.0 - rate)
+    c.add(lg, rate)
+    return c
+
+
 def per_ktile_counts(kern: cdna_asm.Kernel, plan_k: dict, read_ways, write_ways,
-                     write_rate) -> Tuple[KernelCounts, float]:
-    lc = kern.loop_counts
+                     write_rate, tap_rate: Optional[float] = None) -> Tuple[KernelCounts, float]:
+    lc = loop_trip_counts(kern, tap_rate)
     wtm = plan_k["bm"] // plan_k["warps_m"]
     wtn = plan_k["bn"] // plan_k["warps_n"]
     flops_per_ktile = 2.0 * wtm * wtn * plan_k["bk"]
@@ -275,7 +311,7 @@ def predict_all(build: str, plan: dict, lds_rows, targets=("mi300x", "mi355x"),
             if kern.loop_counts is None:
                 raise ModelError(f"{arch}: {kern.name}: no MFMA loop found")
             rw, ww, lds_src = lds_ways_for(lds_rows, arch, k, p["dtype"], fallback)
-            kc, trips = per_ktile_counts(kern, k, rw, ww, write_rate)
+            kc, trips = per_ktile_counts(kern, k, rw, ww, write_rate, tap_change_rate(p))
             L = Launch(blocks=int(k["tiles"]), waves_per_block=k["threads"] // 64,
                        ktiles=int(k["k_tiles"]), blocks_per_unit=blocks_per_cu(kern, k, arch),
                        unique_bytes=unique_bytes(p) / k["launches"], flops=p["flops"],
@@ -623,7 +659,8 @@ def plain_loader_us(build: str, r: dict, tname: str, lds_rows) -> Optional[float
         return None
     rw, ww, _ = lds_ways_for(lds_rows, arch, k, p["dtype"],
                              machines.const(tname, "lds_ways_assumed"))
-    kc, _ = per_ktile_counts(found[0], k, rw, ww, machines.const(tname, "lds_write_rate"))
+    kc, _ = per_ktile_counts(found[0], k, rw, ww, machines.const(tname, "lds_write_rate"),
+                             tap_change_rate(dict(p, kernel=k)))
     one = predict(kc, r["launch"], machines.machine(tname), name=p["id"])
     return one.time_us * k["launches"] if k["launches"] > 1 else one.time_us
 

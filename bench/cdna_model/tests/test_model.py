@@ -350,6 +350,81 @@ class PrefetchDistance(unittest.TestCase):
         self.assertEqual(global_wait(kc, 200.0, own), own)
 
 
+class TapChange(unittest.TestCase):
+    """The K loop's steady trip (cdna_asm.loop_steady_path) against its longest one, and their
+    weighting by the launch's tap-change rate (predict.tap_change_rate / loop_trip_counts)."""
+
+    @staticmethod
+    def _kernel():
+        # one K tile per trip: an exec-guarded LDS write (the B tile's partial rows), the refill,
+        # then the tile cursor's test: same tap (one VALU add) or a tap change (a carry child loop
+        # and a refresh), then the MFMA
+        lines = [f"{NAME}:", "; %bb.0:", "\ts_mov_b32 s4, 0",
+                 ".LBB1_1:                                ; =>This Loop Header: Depth=1",
+                 "\ts_waitcnt vmcnt(0)", "\tds_write_b128 v3, v[4:7]",
+                 "\ts_and_saveexec_b64 s[8:9], s[2:3]", "\ts_cbranch_execz .LBB1_3",
+                 "; %bb.2:                                ;   in Loop: Header=BB1_1 Depth=1",
+                 "\tds_write_b128 v3, v[8:11] offset:2048",
+                 ".LBB1_3:                                ;   in Loop: Header=BB1_1 Depth=1",
+                 "\ts_or_b64 exec, exec, s[8:9]", "\ts_barrier",
+                 "\tbuffer_load_dwordx4 v[4:7], v1, s[8:11], 0 offen",
+                 "\ts_add_i32 s5, s5, 32", "\ts_cmp_gt_i32 s5, s6", "\ts_cbranch_scc1 .LBB1_5",
+                 "; %bb.4:                                ;   in Loop: Header=BB1_1 Depth=1",
+                 "\tv_add_u32_e32 v1, 32, v1", "\ts_branch .LBB1_7",
+                 ".LBB1_5:                                ;   Parent Loop BB1_1 Depth=1",
+                 "                                        ; =>  This Inner Loop Header: Depth=2",
+                 "\ts_sub_i32 s5, s5, s6", "\ts_add_i32 s7, s7, 1", "\ts_cmp_ge_i32 s5, s6",
+                 "\ts_cbranch_scc1 .LBB1_5",
+                 "; %bb.6:                                ;   in Loop: Header=BB1_1 Depth=1",
+                 "\ts_mul_i32 s9, s7, s10", "\tv_mov_b32_e32 v1, s9",
+                 ".LBB1_7:                                ;   in Loop: Header=BB1_1 Depth=1",
+                 "\tds_read_b128 v[10:13], v2", "\ts_waitcnt lgkmcnt(0)",
+                 "\tv_mfma_f32_32x32x16_bf16 v[16:31], v[10:13], v[10:13], v[16:31]",
+                 "\ts_add_i32 s4, s4, 1", "\ts_cmp_lt_i32 s4, s12", "\ts_cbranch_scc1 .LBB1_1",
+                 "; %bb.8:", "\ts_endpgm"]
+        body = [(i + 1, t) for i, t in enumerate(lines[1:])]
+        return cdna_asm.analyse(NAME, "gfx950", body, {})
+
+    def test_steady_and_longest_trips(self):
+        k = self._kernel()
+        s, lg, u = k.steady_counts, k.longest_counts, k.loop_counts
+        for c in (s, lg, u):
+            self.assertEqual(c.mfma, {"v_mfma_f32_32x32x16_bf16": 1})
+            self.assertEqual(c.lds_write_bytes, 2 * 64 * 16)  # the guarded write is never skipped
+            self.assertEqual(c.global_load_bytes, 64 * 16)
+        # steady: saveexec, or, add, cmp (the test), add, cmp (the loop)
+        self.assertEqual((s.salu, s.valu), (6, 1))
+        # longest: the carry (one trip of the child loop) and the refresh instead of the add
+        self.assertEqual((lg.salu, lg.valu), (10, 1))
+        self.assertEqual((u.salu, u.valu), (10, 2))  # the union: both sides of the test
+
+    def test_weighting(self):
+        k = self._kernel()
+        self.assertIs(predict.loop_trip_counts(k, None), k.loop_counts)
+        c = predict.loop_trip_counts(k, 0.25)
+        self.assertAlmostEqual(c.salu, 6 + 0.25 * 4)
+        self.assertAlmostEqual(c.valu, 1)
+        self.assertEqual(c.mfma, {"v_mfma_f32_32x32x16_bf16": 1})
+        self.assertEqual(predict.loop_trip_counts(k, 1.0).salu, k.longest_counts.salu)
+
+    def test_rate(self):
+        def plan(cin, bk, tiles, vector=True, family="implicit_gemm"):
+            return {"cin": cin, "kernel": {"family": family, "vector": vector, "bk": bk,
+                                           "k_tiles": tiles}}
+        # Cin 96, BK 32: the third advance of every tap carries (27 taps x 3 tiles)
+        self.assertAlmostEqual(predict.tap_change_rate(plan(96, 32, 81)), 26 / 80)
+        # Cin 384, BK 16: one in 24
+        self.assertAlmostEqual(predict.tap_change_rate(plan(384, 16, 216)), 8 / 215)
+        # BK above Cin: every K tile reaches another tap
+        self.assertEqual(predict.tap_change_rate(plan(16, 32, 9)), 1.0)
+        # Cin 96, BK 64: every next tile reaches past its tap's end, so every advance refreshes
+        self.assertEqual(predict.tap_change_rate(plan(96, 64, 13)), 1.0)
+        # Cin 192, BK 64: two of every three tiles stay inside the tap
+        self.assertAlmostEqual(predict.tap_change_rate(plan(192, 64, 27)), 8 / 26)
+        self.assertIsNone(predict.tap_change_rate(plan(3, 32, 4, vector=False)))
+        self.assertIsNone(predict.tap_change_rate(plan(96, 32, 9, family="tap_reduce")))
+
+
 class Bounds(unittest.TestCase):
     def test_mfma_bound(self):
         # 4 waves x 100 MFMA cycles / 4 SIMDs = 100 cycles per block K tile; 2 blocks per unit,
