@@ -703,7 +703,7 @@ def loop_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
 
 def loop_steady_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
     """Instructions of the shortest path (by instruction count, among those with the trip's
-    most MFMAs) through one trip of the loop, where only scalar (scc / vcc) branches choose: an exec-mask skip (s_cbranch_execz/execnz,
+    most MFMAs, then most global loads: a steady trip refills) through one trip of the loop, where only scalar (scc / vcc) branches choose: an exec-mask skip (s_cbranch_execz/execnz,
     taken only when no lane is active) always falls through into the block it guards. For the
     implicit GEMM's K loop this is the trip whose every K tile stays inside its tap: the tap
     change (the tile cursor's carry and refresh, conv_gather.hpp TileConvGather::advance, child
@@ -737,13 +737,15 @@ def loop_steady_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
         elif nxt not in state:
             state[nxt] = 1
             stack.append((nxt, iter(succ(nxt))))
-    # cost (-MFMAs, instructions): a full trip's matrix work first (a trip that leaves the loop
-    # early, e.g. the steady test failing, is no trip of the steady state), then the fewest
-    # instructions
-    def cost(i: int) -> Tuple[int, int]:
+    # cost (-MFMAs, -global loads, instructions): a full trip's matrix work and refills first (a
+    # trip that leaves the loop early, e.g. the steady test failing, or skips a refill past K is
+    # no trip of the steady state), then the fewest instructions
+    def cost(i: int) -> Tuple[int, int, int]:
         return (-sum(1 for x in blocks[i].insts if x.mnemonic.startswith("v_mfma")),
+                -sum(1 for x in blocks[i].insts if x.mnemonic.startswith(_VMEM)
+                     and "load" in x.mnemonic),
                 len(blocks[i].insts))
-    best: Dict[int, Tuple[int, int]] = {head: cost(head)}
+    best: Dict[int, Tuple[int, int, int]] = {head: cost(head)}
     prev: Dict[int, Optional[int]] = {head: None}
     for n in order[::-1]:
         if n not in best:
@@ -752,7 +754,7 @@ def loop_steady_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
             if (n, m) in back:
                 continue
             c = cost(m)
-            cand = (best[n][0] + c[0], best[n][1] + c[1])
+            cand = (best[n][0] + c[0], best[n][1] + c[1], best[n][2] + c[2])
             if best.get(m) is None or cand < best[m]:
                 best[m] = cand
                 prev[m] = n

@@ -30,6 +30,7 @@ import cdna_asm  # noqa: E402
 import machines  # noqa: E402
 import model_changes  # noqa: E402
 import public_kernels  # noqa: E402
+from tap_change import tap_change_rate  # noqa: E402,F401 (predict.tap_change_rate)
 import validate_nvidia  # noqa: E402
 from model import (KernelCounts, Launch, LoopCounts, PhaseCounts, Prediction, Range,  # noqa: E402
                    combine, predict)
@@ -118,29 +119,6 @@ def lds_ways_for(rows: Dict[str, List[dict]], target: str, k: dict, dtype: str,
 
 
 # ------------------------------------------------------------------ counts
-def tap_change_rate(p: dict) -> Optional[float]:
-    """The share of K tiles whose issue moves the block-uniform tile cursor to another tap
-    (conv_gather.hpp TileConvGather::advance: it adds BK to the row offsets while the next K
-    tile stays inside the tap, and carries and refreshes them otherwise), replayed over the
-    launch's K tiles; None for the kernels without that cursor (the element-wise gather, the
-    tap-reduce, halo and tap-row kernels), whose loop counts stay the union of the loop's blocks."""
-    k = p["kernel"]
-    if k.get("family") != "implicit_gemm" or not k.get("vector"):
-        return None
-    cin, bk, tiles = int(p["cin"]), int(k["bk"]), int(k["k_tiles"])
-    if tiles <= 1:
-        return 1.0
-    c = changes = 0
-    for _ in range(tiles - 1):
-        c += bk
-        if c + bk <= cin:
-            continue
-        changes += 1
-        while c >= cin:
-            c -= cin
-    return changes / (tiles - 1)
-
-
 def loop_trip_counts(kern: cdna_asm.Kernel, rate: Optional[float]) -> cdna_asm.Counts:
     """One trip of the main loop: with a tap-change rate, its steady path (every K tile inside
     its tap) plus that share of the extra work of the path on which every K tile changes tap;

@@ -39,7 +39,7 @@ Bank conflicts: none assumed. ldmatrix and cp.async on the XOR-swizzled tiles
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Dict, List, Optional, Tuple
 
 from model import KernelCounts, LoopCounts, PhaseCounts, Range, value
@@ -150,6 +150,7 @@ def branch_target(ins: Instr) -> Optional[int]:
 # The main loop
 
 MMA_OPS = ("HMMA", "QMMA", "IMMA", "HGMMA")
+GLOBAL_LOADS = ("LDGSTS", "LDG", "UTMALDG", "UBLKCP")
 
 
 @dataclass
@@ -358,13 +359,24 @@ def mma_cycles(r: RawCounts, c: NvidiaCosts) -> float:
 
 @dataclass
 class SassKernel:
-    """One kernel's counts, kept raw so that they can be re-costed at each end of a range."""
+    """One kernel's counts, kept raw so that they can be re-costed at each end of a range.
+    body: the loop's whole span; steady / longest: one trip along its steady path and its longest
+    one (loop_paths), which with_tap_rate weighs."""
     name: str
     loop: Optional[Loop]
     k_tiles_per_trip: int
     body: RawCounts
     prologue: RawCounts
     epilogue: RawCounts
+    steady: Optional[RawCounts] = None
+    longest: Optional[RawCounts] = None
+
+    def with_tap_rate(self, rate: Optional[float]) -> "SassKernel":
+        """The kernel with its loop body one trip of the steady path plus `rate` times the
+        longest path's extra (tap_change.py); itself when rate is None or the loop has no paths."""
+        if rate is None or self.steady is None or self.longest is None:
+            return self
+        return replace(self, body=blend(self.steady, self.longest, rate))
 
     def per_tile(self, x: float) -> float:
         return x / self.k_tiles_per_trip
@@ -377,8 +389,98 @@ def analyse(fn: SassFunction) -> SassKernel:
         return SassKernel(fn.name, None, 1, RawCounts(), classify(fn.instrs), RawCounts())
     body = classify(fn.instrs[lp.start:lp.end + 1], wrap=True)
     trips = max(body.barriers, 1)  # one __syncthreads per K tile (block_gemm.hpp mainloop)
+    paths = loop_paths(fn, lp)
+    steady, longest = (None, None) if paths is None else \
+        (classify(paths[0], wrap=True), classify(paths[1], wrap=True))
     return SassKernel(fn.name, lp, trips, body, classify(fn.instrs[:lp.start]),
-                      classify(fn.instrs[lp.end + 1:]))
+                      classify(fn.instrs[lp.end + 1:]), steady, longest)
+
+
+def loop_paths(fn: SassFunction, lp: Loop) -> Optional[Tuple[List[Instr], List[Instr]]]:
+    """One trip of the loop along its steady path and its longest one: over the span's blocks
+    (split at branches and their targets), from the loop's first instruction to its back-edge
+    branch, among the paths with the trip's most matrix instructions and then most global loads (a
+    steady trip refills; the last tiles' paths skip the copies past K), the fewest and the most
+    instructions (a loop inside the span counts one trip; exits leave the trip). Every predicated
+    branch chooses: the loop's branches test block-uniform values (the K loop's steady test, the
+    tile cursor's tap change; zero fill is predicated copies, not branches). None when no path
+    reaches the back edge."""
+    span = fn.instrs[lp.start:lp.end + 1]
+    start_addr = span[0].addr
+    index = {ins.addr: i for i, ins in enumerate(span)}
+    leaders = {0}
+    for i, ins in enumerate(span):
+        t = branch_target(ins)
+        if t is not None:
+            if i + 1 < len(span):
+                leaders.add(i + 1)
+            if t in index:
+                leaders.add(index[t])
+    starts = sorted(leaders)
+    blocks = [(a, (starts[j + 1] if j + 1 < len(starts) else len(span)))
+              for j, a in enumerate(starts)]
+    of = {a: j for j, (a, _) in enumerate(blocks)}
+    last = len(blocks) - 1
+
+    def succ(j: int) -> List[int]:
+        a, b = blocks[j]
+        ins = span[b - 1]
+        t = branch_target(ins)
+        out = []
+        if t is not None and t != start_addr and t in index:
+            out.append(of[index[t]])
+        if (t is None or ins.pred) and ins.base != "EXIT" and j < last:
+            out.append(j + 1)
+        return out
+
+    def cost(j: int) -> Tuple[int, int, int]:
+        a, b = blocks[j]
+        return (-sum(1 for x in span[a:b] if x.base in MMA_OPS),
+                -sum(1 for x in span[a:b] if x.base in GLOBAL_LOADS), b - a)
+    # acyclic: drop edges to a block at or before the source (a child loop's back edge)
+    best_lo: Dict[int, Tuple[int, int, int]] = {0: cost(0)}
+    best_hi: Dict[int, Tuple[int, int, int]] = {0: cost(0)}
+    prev_lo: Dict[int, Optional[int]] = {0: None}
+    prev_hi: Dict[int, Optional[int]] = {0: None}
+    for j in range(len(blocks)):
+        for best, prev, better in ((best_lo, prev_lo, lambda c, o: c < o),
+                                   (best_hi, prev_hi,
+                                    lambda c, o: (c[0], c[1], -c[2]) < (o[0], o[1], -o[2]))):
+            if j not in best:
+                continue
+            for m in succ(j):
+                if m <= j:
+                    continue
+                c = cost(m)
+                cand = (best[j][0] + c[0], best[j][1] + c[1], best[j][2] + c[2])
+                if m not in best or better(cand, best[m]):
+                    best[m] = cand
+                    prev[m] = j
+    if last not in best_lo or branch_target(span[-1]) != start_addr:
+        return None
+
+    def walk(prev) -> List[Instr]:
+        path, j = [], last
+        while j is not None:
+            path.append(j)
+            j = prev[j]
+        return [x for j in reversed(path) for x in span[blocks[j][0]:blocks[j][1]]]
+    return walk(prev_lo), walk(prev_hi)
+
+
+def blend(steady: RawCounts, longest: RawCounts, rate: float) -> RawCounts:
+    """(1 - rate) x steady + rate x longest, field by field."""
+    out = RawCounts()
+    for f in fields(RawCounts):
+        s, lg = getattr(steady, f.name), getattr(longest, f.name)
+        if isinstance(s, dict):
+            setattr(out, f.name, {k: (1 - rate) * s.get(k, 0) + rate * lg.get(k, 0)
+                                  for k in set(s) | set(lg)})
+        elif isinstance(s, list):
+            setattr(out, f.name, list(s))
+        else:
+            setattr(out, f.name, (1 - rate) * s + rate * lg)
+    return out
 
 
 def kernel_counts(k: SassKernel, c: NvidiaCosts, end: str, prefetch_distance: float) -> KernelCounts:

@@ -33,6 +33,7 @@ sys.path.insert(0, HERE)
 from model import ENDS, Launch, Prediction, combine, predict  # noqa: E402
 import nvidia_machine as nm  # noqa: E402
 from sass import SassFunction, SassKernel, analyse, kernel_counts, parse_sass  # noqa: E402
+from tap_change import tap_change_rate  # noqa: E402
 
 DATA = os.path.join(HERE, "data")
 
@@ -108,6 +109,7 @@ def unique_bytes(p: dict) -> float:
 def predict_conv(p: dict, k: SassKernel, regs: int, card: str,
                  overrides: Optional[dict] = None) -> Prediction:
     kp = p["kernel"]
+    k = k.with_tap_rate(tap_change_rate(p))  # a trip: the steady path and the tap change at its rate
     m = nm.machine(card, overrides)
     c = nm.costs(card, overrides)
     launches = max(int(kp["launches"]), 1)
@@ -184,7 +186,7 @@ def run(card: str, sass_path: str, res_path: str, plan_path: str, bench_path: st
     for p, k, regs, meas in cases:
         pred = predict_conv(p, k, regs, card)
         err = (pred.time_us - meas) / meas * 100 if meas else None
-        b = k.body
+        b = k.with_tap_rate(tap_change_rate(p)).body
         shapes.append({
             "id": p["id"], "dtype": p["dtype"], "calls": p["calls"], "resolution": p["resolution"],
             "kernel": p["kernel"]["name"], "blocks": p["kernel"]["tiles"],

@@ -177,6 +177,54 @@ class MainLoop(unittest.TestCase):
         self.assertIsNone(sass.find_main_loop(fn))
 
 
+class LoopPaths(unittest.TestCase):
+    """sass.loop_paths: the steady trip (refill, same tap) and the longest one (tap change with its
+    carry loop), and their weighting by the tap-change rate (SassKernel.with_tap_rate)."""
+
+    @staticmethod
+    def _kernel():
+        t = [("S2R R0, SR_TID.X", None),                          # 0x00 prologue
+             ("DEPBAR.LE SB0, 0x2", None),                        # 0x10 loop start
+             ("BAR.SYNC.DEFER_BLOCKING 0x0", None),               # 0x20
+             ("@!P0 BRA 0x60", None),                             # 0x30 past K: skip the refill
+             ("LDGDEPBAR", None),                                 # 0x40
+             ("BRA 0x80", None),                                  # 0x50
+             ("LDGSTS.E.BYPASS.128 [R10], desc[UR4][R12.64]", None),  # 0x60 the refill
+             ("LDGDEPBAR", None),                                 # 0x70
+             ("@!P1 BRA 0xd0", None),                             # 0x80 same tap: skip the change
+             ("IADD3 R8, R8, -R9, RZ", None),                     # 0x90 carry loop
+             ("ISETP.GE.AND P2, PT, R8, R9, PT", None),           # 0xa0
+             ("@P2 BRA 0x90", None),                              # 0xb0
+             ("IMAD R12, R8, R11, R13", None),                    # 0xc0 refresh
+             ("HMMA.16816.F32.BF16 R40, R20, R24, R40", None),    # 0xd0
+             ("IADD3 R5, R5, 0x1, RZ", None),                     # 0xe0
+             ("ISETP.GE.AND P3, PT, R5, R6, PT", None),           # 0xf0
+             ("@!P3 BRA 0x10", None),                             # 0x100 back edge
+             ("EXIT", None)]                                      # 0x110
+        text = "\t\tFunction : _Z4testv\n" + "".join(line(i * 0x10, s) for i, (s, _) in enumerate(t))
+        fn, = sass.parse_sass(text)
+        return sass.analyse(fn)
+
+    def test_paths(self):
+        k = self._kernel()
+        self.assertEqual((k.loop.start, k.loop.end), (1, 16))
+        s, lg, b = k.steady, k.longest, k.body
+        for c in (s, lg, b):
+            self.assertEqual(sum(c.mma.values()), 1)
+        self.assertEqual(s.global_load_bytes, lg.global_load_bytes)  # both refill
+        self.assertGreater(s.global_load_bytes, 0)
+        # steady: no carry, no refresh; longest: the carry's add and compare and the refresh
+        self.assertEqual(lg.int_alu - s.int_alu, 3)
+        self.assertEqual(b.int_alu, lg.int_alu)
+
+    def test_weighting(self):
+        k = self._kernel()
+        self.assertIs(k.with_tap_rate(None), k)
+        w = k.with_tap_rate(0.25).body
+        self.assertAlmostEqual(w.int_alu, k.steady.int_alu + 0.25 * 3)
+        self.assertEqual(k.with_tap_rate(1.0).body.int_alu, k.longest.int_alu)
+
+
 class KernelIdentity(unittest.TestCase):
     NAME = ("_ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_9TileShapeILi128ELi96ELi32ELi2ELi2"
             "ELi4ELi3EEENS_4arch6NvidiaENS6_8AtomBf16ELb0EEENS0_8GeometryILi2ELi0ELi1ELi3EEELb1EEEv"
