@@ -526,6 +526,14 @@ class EndToEnd(unittest.TestCase):
         lds_rows, _ = predict.load_lds_ways(build)
         res = predict.predict_all(build, plan, lds_rows)
         js = predict.build_json(res, "")
+        # issue 25's target rows: the pessimistic total, split by bound without loss
+        trs = predict.target_rows(res)
+        self.assertEqual(len(trs), 4)
+        for tr in trs:
+            self.assertAlmostEqual(sum(tr["by_bound_ms"].values()), tr["pess_ms"], places=9)
+            self.assertAlmostEqual(tr["pess_ms"], js[tr["target"]][f"{tr['dtype']}_58_ms_range"][1],
+                                   delta=0.01)
+            self.assertEqual(tr["met"], tr["pess_ms"] <= tr["goal_ms"])
         for t in ("mi300x", "mi355x"):
             rows = res[t]
             # 18 seed shapes and 7 video convs (issue 27), bf16 and fp8 each
