@@ -12,7 +12,10 @@ Reads the `clang --cuda-device-only -S` output of kernels/conv_instances.cpp for
   - counts of one trip of that loop per wave: MFMA by instruction, LDS bytes read / written by
     width, global bytes loaded, VALU, SALU, s_nop cycles, barriers, s_waitcnt points. A child
     loop inside the main loop (the gather's tap carry) counts one trip per outer trip; both
-    sides of a branch are counted (exec-masked code issues for any active lane);
+    sides of a branch are counted (exec-masked code issues for any active lane). Beside that
+    union, one trip along the loop's steady path (`loop_steady_path`: every K tile inside its
+    tap) and its longest path, which predict.py weighs by the launch's tap-change rate
+    (tap_change.py) for the implicit GEMM's vector gather;
   - the prologue (entry to the loop) and epilogue (loop exit to s_endpgm) as the shortest and
     longest instruction paths outside the loop through the acyclic block graph: the loops' back
     edges removed by loop structure (`back_edges`), not by block index, so a rotated loop (the

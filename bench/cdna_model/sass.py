@@ -31,8 +31,9 @@ Counting rules (per warp-instruction; NVIDIA issues one instruction per cycle pe
                         layout: stall bits 105-108, yield 109, write barrier 110-112, read
                         barrier 113-115, wait mask 116-121; Jia et al., 'Dissecting the NVIDIA
                         Volta GPU Architecture via Microbenchmarking', 2018)
-Static counts: both sides of a branch inside the loop are counted once per trip (the loop's
-conditional refill is short), so the counts lean pessimistic.
+Static counts: `body` is the loop's whole span (both sides of each branch once per trip);
+`steady` / `longest` are one trip along its steady and longest paths (loop_paths), which the NVIDIA
+check weighs by the launch's tap-change rate (tap_change.py) for the implicit GEMM's tile cursor.
 Bank conflicts: none assumed. ldmatrix and cp.async on the XOR-swizzled tiles
 (kernel/smem_layout.hpp) are conflict-free by construction (test_smem_layout's NVIDIA bank check).
 """
