@@ -650,79 +650,13 @@ def _header_index(blocks: List[Block], loop: List[int]) -> int:
     return loop[0]
 
 
-def loop_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
-    """Instructions of the longest path (by instruction count) through one trip of the loop:
-    from its header to a block that branches back to it, back edges of child loops dropped
-    (a child loop counts one trip), so every load and refill of the trip is on it."""
-    ids = set(loop)
-    idx = {b.label: b.index for b in blocks}
+def _best_trip(blocks: List[Block], loop: List[int], succ, cost, better) -> Optional[List[Inst]]:
+    """The best path through one trip of the loop from its header to a block that branches back
+    to it, over `succ(i)` (loop blocks only), child loops' back edges dropped (a child loop counts
+    one trip): path costs are sums of `cost(i)` (a tuple), `better(a, b)` says a beats b. None
+    when no path reaches a latch."""
     head = _header_index(blocks, loop)
     # DFS from the header over loop edges; an edge to a block on the stack is a back edge
-    succ = {i: [idx[s] for s in blocks[i].succ if idx[s] in ids] for i in loop}
-    back = set()
-    state: Dict[int, int] = {}
-    order: List[int] = []
-    stack = [(head, iter(succ[head]))]
-    state[head] = 1
-    while stack:
-        node, it = stack[-1]
-        nxt = next(it, None)
-        if nxt is None:
-            state[node] = 2
-            order.append(node)
-            stack.pop()
-            continue
-        if state.get(nxt) == 1:
-            back.add((node, nxt))
-        elif nxt not in state:
-            state[nxt] = 1
-            stack.append((nxt, iter(succ[nxt])))
-    topo = order[::-1]
-    best: Dict[int, Optional[int]] = {}
-    prev: Dict[int, Optional[int]] = {}
-    best[head] = len(blocks[head].insts)
-    prev[head] = None
-    for n in topo:
-        if n not in best:
-            continue
-        for m in succ[n]:
-            if (n, m) in back:
-                continue
-            cand = best[n] + len(blocks[m].insts)
-            if best.get(m) is None or cand > best[m]:
-                best[m] = cand
-                prev[m] = n
-    latches = [n for n in best if (n, head) in back]
-    if not latches:
-        return [ins for i in loop for ins in blocks[i].insts]
-    end = max(latches, key=lambda n: best[n])
-    path = []
-    n: Optional[int] = end
-    while n is not None:
-        path.append(n)
-        n = prev[n]
-    return [ins for i in reversed(path) for ins in blocks[i].insts]
-
-
-def loop_steady_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
-    """Instructions of the shortest path (by instruction count, among those with the trip's
-    most MFMAs, then most global loads: a steady trip refills) through one trip of the loop, where only scalar (scc / vcc) branches choose: an exec-mask skip (s_cbranch_execz/execnz,
-    taken only when no lane is active) always falls through into the block it guards. For the
-    implicit GEMM's K loop this is the trip whose every K tile stays inside its tap: the tap
-    change (the tile cursor's carry and refresh, conv_gather.hpp TileConvGather::advance, child
-    loops included) lies off it. None when no trip reaches a latch."""
-    ids = set(loop)
-    idx = {b.label: b.index for b in blocks}
-    head = _header_index(blocks, loop)
-
-    def succ(i: int) -> List[int]:
-        out = [idx[s] for s in blocks[i].succ if idx[s] in ids]
-        last = blocks[i].insts[-1] if blocks[i].insts else None
-        if last is not None and last.mnemonic in ("s_cbranch_execz", "s_cbranch_execnz") \
-                and len(blocks[i].succ) == 2 and i + 1 in ids:
-            out = [i + 1]
-        return out
-    # the same DFS as loop_path: edges to a block on the stack are back edges
     back = set()
     state: Dict[int, int] = {head: 1}
     order: List[int] = []
@@ -740,6 +674,64 @@ def loop_steady_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
         elif nxt not in state:
             state[nxt] = 1
             stack.append((nxt, iter(succ(nxt))))
+    best: Dict[int, Tuple] = {head: cost(head)}
+    prev: Dict[int, Optional[int]] = {head: None}
+    for n in order[::-1]:
+        if n not in best:
+            continue
+        for m in succ(n):
+            if (n, m) in back:
+                continue
+            cand = tuple(x + y for x, y in zip(best[n], cost(m)))
+            if best.get(m) is None or better(cand, best[m]):
+                best[m] = cand
+                prev[m] = n
+    latches = [n for n in best if (n, head) in back]
+    if not latches:
+        return None
+    end = latches[0]
+    for n in latches[1:]:
+        if better(best[n], best[end]):
+            end = n
+    path = []
+    n: Optional[int] = end
+    while n is not None:
+        path.append(n)
+        n = prev[n]
+    return [ins for i in reversed(path) for ins in blocks[i].insts]
+
+
+def loop_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
+    """Instructions of the longest path (by instruction count) through one trip of the loop:
+    from its header to a block that branches back to it, back edges of child loops dropped
+    (a child loop counts one trip), so every load and refill of the trip is on it."""
+    ids = set(loop)
+    idx = {b.label: b.index for b in blocks}
+    succ = {i: [idx[s] for s in blocks[i].succ if idx[s] in ids] for i in loop}
+    path = _best_trip(blocks, loop, lambda i: succ[i], lambda i: (len(blocks[i].insts),),
+                      lambda a, b: a > b)
+    return path if path is not None else [ins for i in loop for ins in blocks[i].insts]
+
+
+def loop_steady_path(blocks: List[Block], loop: List[int]) -> Optional[List[Inst]]:
+    """Instructions of the shortest path (by instruction count, among those with the trip's
+    most MFMAs, then most global loads: a steady trip refills) through one trip of the loop,
+    where only scalar (scc / vcc) branches choose: an exec-mask skip (s_cbranch_execz/execnz,
+    taken only when no lane is active) always falls through into the block it guards. For the
+    implicit GEMM's K loop this is the trip whose every K tile stays inside its tap: the tap
+    change (the tile cursor's carry and refresh, conv_gather.hpp TileConvGather::advance, child
+    loops included) lies off it. None when no trip reaches a latch."""
+    ids = set(loop)
+    idx = {b.label: b.index for b in blocks}
+
+    def succ(i: int) -> List[int]:
+        out = [idx[s] for s in blocks[i].succ if idx[s] in ids]
+        last = blocks[i].insts[-1] if blocks[i].insts else None
+        if last is not None and last.mnemonic in ("s_cbranch_execz", "s_cbranch_execnz") \
+                and len(blocks[i].succ) == 2 and i + 1 in ids:
+            out = [i + 1]
+        return out
+
     # cost (-MFMAs, -global loads, instructions): a full trip's matrix work and refills first (a
     # trip that leaves the loop early, e.g. the steady test failing, or skips a refill past K is
     # no trip of the steady state), then the fewest instructions
@@ -748,29 +740,7 @@ def loop_steady_path(blocks: List[Block], loop: List[int]) -> List[Inst]:
                 -sum(1 for x in blocks[i].insts if x.mnemonic.startswith(_VMEM)
                      and "load" in x.mnemonic),
                 len(blocks[i].insts))
-    best: Dict[int, Tuple[int, int, int]] = {head: cost(head)}
-    prev: Dict[int, Optional[int]] = {head: None}
-    for n in order[::-1]:
-        if n not in best:
-            continue
-        for m in succ(n):
-            if (n, m) in back:
-                continue
-            c = cost(m)
-            cand = (best[n][0] + c[0], best[n][1] + c[1], best[n][2] + c[2])
-            if best.get(m) is None or cand < best[m]:
-                best[m] = cand
-                prev[m] = n
-    latches = [n for n in best if (n, head) in back]
-    if not latches:
-        return None
-    end = min(latches, key=lambda n: best[n])
-    path = []
-    n: Optional[int] = end
-    while n is not None:
-        path.append(n)
-        n = prev[n]
-    return [ins for i in reversed(path) for ins in blocks[i].insts]
+    return _best_trip(blocks, loop, succ, cost, lambda a, b: a < b)
 
 
 def loop_waits(path: List[Inst]) -> Tuple[List[Tuple[int, int]], int, int]:
