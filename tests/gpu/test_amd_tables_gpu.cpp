@@ -27,6 +27,7 @@
 #include "conv_case.hpp"
 #include "conv_cases.hpp"
 #include "vaeconv/api/device_arch.hpp"
+#include "vaeconv/kernel/dispatch.hpp"
 #include "vaeconv/kernel/tile_rounds.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 
@@ -99,13 +100,30 @@ Tile rule_tile(TableSet s, const KernelPlan& p) {
                                                                                         : t.few;
 }
 
-// The set's tile of a plan: the round rule's wide tile (implicit GEMM) or the cdna tap-reduce
-// tile (the gfx942 twin's; gfx950's set keeps the primary set's, so no case of it plans one).
+// gfx950's 192-wide tile where its set has one and the plan is a wide vector implicit GEMM that
+// takes_wide_cout192 gives it (the same rule as sm_90a's).
 template <DType kType>
-Tile own_tile(TableSet s, const KernelPlan& p, bool tap_reduce) {
+bool cout192_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, Tile* t) {
+  namespace c = kernel::cdna;
+  if (s != TableSet::kGfx950 || p.family() != "implicit_gemm" || !p.choice.vector ||
+      kernel::choose_tile(d.cout) != kernel::TileId::kWide ||
+      !kernel::takes_wide_cout192(d, p.choice.upsample_phases))
+    return false;
+  *t = kType == DType::kFP8E4M3 ? tile_of<c::Gfx950WideCout192ShapeFp8>()
+                                : tile_of<c::Gfx950WideCout192Shape>();
+  return true;
+}
+
+// The set's tile of a plan: gfx950's 192-wide tile, the round rule's wide tile (implicit GEMM) or
+// the cdna tap-reduce tile (the gfx942 twin's; gfx950's set keeps the primary set's, so no case
+// of it plans one).
+template <DType kType>
+Tile own_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, bool tap_reduce) {
   namespace c = kernel::cdna;
   const bool fp8 = kType == DType::kFP8E4M3;
   if (tap_reduce) return fp8 ? tile_of<c::TapReduceShapeFp8>() : tile_of<c::TapReduceShape>();
+  Tile t;
+  if (cout192_tile<kType>(s, d, p, &t)) return t;
   return rule_tile<kType>(s, p);
 }
 
@@ -137,7 +155,7 @@ void check_set_case(TableSet s, const ConvDesc& factory_desc, CaseOptions o) {
   ASSERT_EQ(p.own.table_set, s);
   const bool tap_reduce = p.own.family() == "tap_reduce";
   ASSERT_TRUE(tap_reduce || p.own.family() == "implicit_gemm") << p.own.name();
-  const Tile w = own_tile<kType>(s, p.own, tap_reduce);
+  const Tile w = own_tile<kType>(s, d, p.own, tap_reduce);
   ASSERT_TRUE(same_tile(p.own, w))
       << "which_kernel: " << p.own.name() << ", the set's tile is " << w.bm << "x" << w.bn
       << "x" << w.bk << " w" << w.warps_m << "x" << w.warps_n << " s" << w.stages;
@@ -196,7 +214,8 @@ TEST(AmdTables, ServeSeedShapes) {
 
 // The round rule on every seed shape of every gfx942 / gfx950 set the build plans (AMD: the
 // primary set is gfx942's; cuda-mma: the twins): each 96-wide vector implicit GEMM gets the tile
-// the rule names for its grid, and each set with two wide tiles gives some seed shape each.
+// the rule names for its grid, and each set with two wide tiles gives some seed shape each;
+// gfx950's Cout % 192 convs get its 192-wide tile (takes_wide_cout192), four seed shapes or more.
 TEST(AmdTables, RoundRule) {
   std::vector<std::pair<TableSet, const char*>> sets;
 #if defined(VAECONV_BACKEND_HIP)
@@ -207,11 +226,17 @@ TEST(AmdTables, RoundRule) {
   auto check = [&](auto type_tag, TableSet set, const char* name) {
     constexpr DType kType = decltype(type_tag)::value;
     const WideTiles t = wide_tiles<kType>(set);
-    int wide = 0, few = 0;
+    int wide = 0, few = 0, cout192 = 0;
     for (const VaeShape& sh : kVaeShapes) {
       const ConvDesc d = case_desc(sh.desc(), kType, CaseOptions{});
       KernelPlan p;
       ASSERT_TRUE(which_kernel(d, &p, set).ok()) << name << " " << sh.id;
+      Tile t192;
+      if (cout192_tile<kType>(set, d, p, &t192)) {  // gfx950: the 192-wide tile, not the rule's
+        EXPECT_TRUE(same_tile(p, t192)) << name << " " << sh.id << ": " << p.name();
+        ++cout192;
+        continue;
+      }
       if (p.family() != "implicit_gemm" || p.bn != 96 || !p.choice.vector) continue;
       const Tile want = rule_tile<kType>(set, p);
       EXPECT_TRUE(same_tile(p, want)) << name << " " << sh.id << ": " << p.name() << " on "
@@ -220,6 +245,7 @@ TEST(AmdTables, RoundRule) {
     }
     EXPECT_GE(wide, 1) << name;
     if (t.has_few) EXPECT_GE(few, 1) << name << ": no seed shape takes the few-rounds tile";
+    if (set == TableSet::kGfx950) EXPECT_GE(cout192, 4) << name << ": the 192-wide tile";
   };
   for (const auto& [set, name] : sets) {
     check(std::integral_constant<DType, DType::kBF16>{}, set, name);

@@ -231,6 +231,23 @@ const Expected kExpected[] = {
     {"gfx950_wide_fp8", "epilogue_read", "epilogue_packed", 2, 2},
     {"gfx950_wide_fp8", "epilogue_write", "epilogue_fp32", 1, 1},
     {"gfx950_wide_fp8", "epilogue_read", "epilogue_fp32", 1, 2},
+    // gfx950's 192-wide tile (four 64 x 96 wave tiles of 128 x 192): conflict-free main loop on
+    // gfx942's banks, the gfx950 fragment reads 2-way as the other wide tiles'; its 192-column
+    // epilogue slabs read 5/3- (packed) and 4/3-way (fp32) on gfx942.
+    {"gfx950_wide_cout192_bf16", "mfma_a_read", "mainloop", 1, 2},
+    {"gfx950_wide_cout192_bf16", "mfma_b_read", "mainloop", 1, 2},
+    {"gfx950_wide_cout192_bf16", "stage_write", "mainloop", 1, 1},
+    {"gfx950_wide_cout192_bf16", "epilogue_write", "epilogue_packed", 1, 1},
+    {"gfx950_wide_cout192_bf16", "epilogue_read", "epilogue_packed", 5.0 / 3, 2},
+    {"gfx950_wide_cout192_bf16", "epilogue_write", "epilogue_fp32", 1, 1},
+    {"gfx950_wide_cout192_bf16", "epilogue_read", "epilogue_fp32", 4.0 / 3, 2},
+    {"gfx950_wide_cout192_fp8", "mfma_a_read", "mainloop", 1, 2},
+    {"gfx950_wide_cout192_fp8", "mfma_b_read", "mainloop", 1, 2},
+    {"gfx950_wide_cout192_fp8", "stage_write", "mainloop", 1, 1},
+    {"gfx950_wide_cout192_fp8", "epilogue_write", "epilogue_packed", 1, 1},
+    {"gfx950_wide_cout192_fp8", "epilogue_read", "epilogue_packed", 5.0 / 3, 2},
+    {"gfx950_wide_cout192_fp8", "epilogue_write", "epilogue_fp32", 1, 1},
+    {"gfx950_wide_cout192_fp8", "epilogue_read", "epilogue_fp32", 4.0 / 3, 2},
 };
 
 TEST(LdsBankShipped, EveryAccessHasItsRecordedWays) {

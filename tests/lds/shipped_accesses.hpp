@@ -315,6 +315,8 @@ inline std::vector<AccessSet> shipped_cdna_accesses() {
   // The gfx950 table's wide tiles (TableSet::kGfx950; checked on both targets' bank models).
   detail::conv_tile<Gfx950WideShape, Bf16>("gfx950_wide_bf16", out);
   detail::conv_tile<Gfx950WideShapeFp8, Fp8>("gfx950_wide_fp8", out);
+  detail::conv_tile<Gfx950WideCout192Shape, Bf16>("gfx950_wide_cout192_bf16", out);
+  detail::conv_tile<Gfx950WideCout192ShapeFp8, Fp8>("gfx950_wide_cout192_fp8", out);
   return out;
 }
 

@@ -36,7 +36,9 @@ inline TileId choose_tile(int64_t cout) {
 // cache or without (T = 1 and T > 1), and the downsample conv, bf16 and e4m3; the upsample phases
 // in e4m3 (bf16 timed neutral there). The temporal convs keep the 96-wide tile (checked on it, not
 // timed: their K is 3 Cin, a short loop for a one-block-per-SM tile), and the kernels the rule
-// never chooses are not built.
+// never chooses are not built. The gfx950 table's 192-wide tile follows the same rule (the CDNA
+// model finds it faster on those convs and slower on no chosen one; the bf16 upsample phases
+// would gain there too, but a second rule per target is not worth their one call).
 inline bool takes_wide_cout192(const ConvDesc& d, bool upsample_phases) {
   if (d.out_channels_stored() % 192 != 0) return false;
   if (d.kind == ConvKind::kCausal3x3x3 || d.kind == ConvKind::kDownsample) return true;

@@ -92,6 +92,15 @@ using WideElementwiseShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;  // 64 deep, 32
 // rows; the candidates and their predictions: docs/perf-notes.md). Not measured on AMD hardware.
 using Gfx950WideShape = TileShape<256, 96, 32, 4, 1, 3>;
 using Gfx950WideShapeFp8 = TileShape<256, 96, 64, 4, 1, 3>;
+// The gfx950 192-wide tile of the Cout % 192 == 0 convs (dispatch.hpp's takes_wide_cout192, the
+// rule sm_90a's 192-wide tile follows): 128 x 192 blocks of four 64 x 96 wave tiles in three
+// stages (60 KiB, two blocks per CU, 2 waves per SIMD). Per FLOP a block fetches 9 % fewer bytes
+// than the 256 x 96 tile (the A tile once for 192 output channels), which is what bounds those
+// layers at the model's pessimistic end (the Infinity Cache). Chosen by the CDNA model at the
+// pessimistic end against the 256 x 96 tile on the Cout % 192 rows (docs/perf-notes.md, session 20).
+// Not measured on AMD hardware.
+using Gfx950WideCout192Shape = TileShape<128, 192, 32, 2, 2, 3>;
+using Gfx950WideCout192ShapeFp8 = TileShape<128, 192, 64, 2, 2, 3>;
 // No few-rounds partner (tile_rounds.hpp) on gfx950: the one candidate with fewer resident
 // blocks of the same grid, 256 x 96 with 128-byte K tiles in two stages (88 KiB, 1 block per CU),
 // gains the fp8 set 0.7 % and loses the bf16 set 0.8 % at the model's pessimistic end
@@ -308,7 +317,8 @@ struct ShippedTiles {
 };
 
 // The gfx950 table set (TableSet::kGfx950): the shipped tables with the wide tiles that use
-// gfx950's LDS (one wide tile per operand type: no round rule). On AMD their arch type is
+// gfx950's LDS (one wide tile per operand type: no round rule) and a 192-wide tile for the
+// Cout % 192 == 0 convs (takes_wide_cout192). On AMD their arch type is
 // arch::CdnaGfx950Only (its gfx942 device pass is a trap: arch/cdna.hpp). On an NVIDIA build
 // without wgmma (the cuda-mma preset) the same shapes are instantiated on the mma.sync atom, the
 // portable twin the GPU suite runs; the wgmma build has no such set (conv_forward never asks for
@@ -326,11 +336,13 @@ template <>
 struct Gfx950Tiles<DType::kBF16> : Tiles<DType::kBF16> {
   using Wide = TilePolicy<cdna::Gfx950WideShape, Gfx950Arch, Arch::AtomBf16>;
   using WideFewRounds = void;  // one wide tile (cdna::Gfx950WideShape's comment)
+  using WideCout192 = TilePolicy<cdna::Gfx950WideCout192Shape, Gfx950Arch, Arch::AtomBf16>;
 };
 template <>
 struct Gfx950Tiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using Wide = TilePolicy<cdna::Gfx950WideShapeFp8, Gfx950Arch, Arch::AtomFp8>;
   using WideFewRounds = void;
+  using WideCout192 = TilePolicy<cdna::Gfx950WideCout192ShapeFp8, Gfx950Arch, Arch::AtomFp8>;
 };
 struct ShippedTilesGfx950 {
   template <DType kType>
