@@ -114,17 +114,42 @@ bool cout192_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, Tile* t) {
   return true;
 }
 
-// The set's tile of a plan: gfx950's 192-wide tile, the round rule's wide tile (implicit GEMM) or
-// the cdna tap-reduce tile (the gfx942 twin's; gfx950's set keeps the primary set's, so no case
-// of it plans one).
+// The blocks of a plan's conv on tile t, counted from the descriptor (one launch: an upsample
+// conv's phase runs on the source frame, a temporal conv's half on half of Cout).
+int64_t blocks_on(const ConvDesc& d, const KernelPlan& p, const Tile& t) {
+  const int64_t pixels = p.choice.upsample_phases ? d.h * d.w : d.out_h() * d.out_w();
+  return (pixels + t.bm - 1) / t.bm * ((d.out_channels_stored() + t.bn - 1) / t.bn) * d.n *
+         d.out_t();
+}
+
+// gfx950's small-grid tile where the tile the conv would otherwise take (its 192-wide or its wide
+// tile) leaves each of the MI355X's CUs at most one block (tile_rounds.hpp's small-grid rule;
+// not the temporal convs: dispatch.hpp's small_grid_takes_kind).
+template <DType kType>
+bool small_grid_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, const Tile& would,
+                     Tile* t) {
+  namespace c = kernel::cdna;
+  if (s != TableSet::kGfx950 || p.family() != "implicit_gemm" || !p.choice.vector ||
+      kernel::choose_tile(d.cout) != kernel::TileId::kWide ||
+      !kernel::small_grid_takes_kind(d.kind) ||
+      !kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950, blocks_on(d, p, would)))
+    return false;
+  *t = kType == DType::kFP8E4M3 ? tile_of<c::Gfx950SmallGridShapeFp8>()
+                                : tile_of<c::Gfx950SmallGridShape>();
+  return true;
+}
+
+// The set's tile of a plan: gfx950's small-grid or 192-wide tile, the round rule's wide tile
+// (implicit GEMM) or the cdna tap-reduce tile (the gfx942 twin's; gfx950's set keeps the primary
+// set's, so no case of it plans one).
 template <DType kType>
 Tile own_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, bool tap_reduce) {
   namespace c = kernel::cdna;
   const bool fp8 = kType == DType::kFP8E4M3;
   if (tap_reduce) return fp8 ? tile_of<c::TapReduceShapeFp8>() : tile_of<c::TapReduceShape>();
-  Tile t;
-  if (cout192_tile<kType>(s, d, p, &t)) return t;
-  return rule_tile<kType>(s, p);
+  Tile t, small;
+  if (!cout192_tile<kType>(s, d, p, &t)) t = rule_tile<kType>(s, p);
+  return small_grid_tile<kType>(s, d, p, t, &small) ? small : t;
 }
 
 // The plans of d (its dtypes set) under the set and the primary set.
@@ -215,7 +240,8 @@ TEST(AmdTables, ServeSeedShapes) {
 // The round rule on every seed shape of every gfx942 / gfx950 set the build plans (AMD: the
 // primary set is gfx942's; cuda-mma: the twins): each 96-wide vector implicit GEMM gets the tile
 // the rule names for its grid, and each set with two wide tiles gives some seed shape each;
-// gfx950's Cout % 192 convs get its 192-wide tile (takes_wide_cout192), four seed shapes or more.
+// gfx950's Cout % 192 convs get its 192-wide tile (takes_wide_cout192), four seed shapes or more,
+// and the grids that leave each CU one block its small-grid tile, two seed shapes or more.
 TEST(AmdTables, RoundRule) {
   std::vector<std::pair<TableSet, const char*>> sets;
 #if defined(VAECONV_BACKEND_HIP)
@@ -226,13 +252,20 @@ TEST(AmdTables, RoundRule) {
   auto check = [&](auto type_tag, TableSet set, const char* name) {
     constexpr DType kType = decltype(type_tag)::value;
     const WideTiles t = wide_tiles<kType>(set);
-    int wide = 0, few = 0, cout192 = 0;
+    int wide = 0, few = 0, cout192 = 0, small = 0;
     for (const VaeShape& sh : kVaeShapes) {
       const ConvDesc d = case_desc(sh.desc(), kType, CaseOptions{});
       KernelPlan p;
       ASSERT_TRUE(which_kernel(d, &p, set).ok()) << name << " " << sh.id;
-      Tile t192;
-      if (cout192_tile<kType>(set, d, p, &t192)) {  // gfx950: the 192-wide tile, not the rule's
+      // gfx950: the small-grid or the 192-wide tile, not the round rule's
+      Tile t192, tsmall;
+      const bool is192 = cout192_tile<kType>(set, d, p, &t192);
+      if (small_grid_tile<kType>(set, d, p, is192 ? t192 : t.wide, &tsmall)) {
+        EXPECT_TRUE(same_tile(p, tsmall)) << name << " " << sh.id << ": " << p.name();
+        ++small;
+        continue;
+      }
+      if (is192) {
         EXPECT_TRUE(same_tile(p, t192)) << name << " " << sh.id << ": " << p.name();
         ++cout192;
         continue;
@@ -245,7 +278,10 @@ TEST(AmdTables, RoundRule) {
     }
     EXPECT_GE(wide, 1) << name;
     if (t.has_few) EXPECT_GE(few, 1) << name << ": no seed shape takes the few-rounds tile";
-    if (set == TableSet::kGfx950) EXPECT_GE(cout192, 4) << name << ": the 192-wide tile";
+    if (set == TableSet::kGfx950) {
+      EXPECT_GE(cout192, 4) << name << ": the 192-wide tile";
+      EXPECT_GE(small, 2) << name << ": the small-grid tile";
+    }
   };
   for (const auto& [set, name] : sets) {
     check(std::integral_constant<DType, DType::kBF16>{}, set, name);

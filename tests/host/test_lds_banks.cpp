@@ -248,6 +248,21 @@ const Expected kExpected[] = {
     {"gfx950_wide_cout192_fp8", "epilogue_read", "epilogue_packed", 5.0 / 3, 2},
     {"gfx950_wide_cout192_fp8", "epilogue_write", "epilogue_fp32", 1, 1},
     {"gfx950_wide_cout192_fp8", "epilogue_read", "epilogue_fp32", 4.0 / 3, 2},
+    // gfx950's small-grid tiles (two LDS buffers, 64 x 96 wave tiles; 64-byte rows).
+    {"gfx950_small_grid_bf16", "mfma_a_read", "mainloop", 1, 2},
+    {"gfx950_small_grid_bf16", "mfma_b_read", "mainloop", 1, 2},
+    {"gfx950_small_grid_bf16", "stage_write", "mainloop", 1, 1},
+    {"gfx950_small_grid_bf16", "epilogue_write", "epilogue_packed", 1, 1},
+    {"gfx950_small_grid_bf16", "epilogue_read", "epilogue_packed", 2, 2},
+    {"gfx950_small_grid_bf16", "epilogue_write", "epilogue_fp32", 1, 1},
+    {"gfx950_small_grid_bf16", "epilogue_read", "epilogue_fp32", 1, 2},
+    {"gfx950_small_grid_fp8", "mfma_a_read", "mainloop", 1, 2},
+    {"gfx950_small_grid_fp8", "mfma_b_read", "mainloop", 1, 2},
+    {"gfx950_small_grid_fp8", "stage_write", "mainloop", 1, 1},
+    {"gfx950_small_grid_fp8", "epilogue_write", "epilogue_packed", 1, 1},
+    {"gfx950_small_grid_fp8", "epilogue_read", "epilogue_packed", 2, 2},
+    {"gfx950_small_grid_fp8", "epilogue_write", "epilogue_fp32", 1, 1},
+    {"gfx950_small_grid_fp8", "epilogue_read", "epilogue_fp32", 1, 2},
 };
 
 TEST(LdsBankShipped, EveryAccessHasItsRecordedWays) {

@@ -1,5 +1,5 @@
 // test_tile_rounds.cpp — the round rule (kernel/tile_rounds.hpp): which of gfx942's two bf16 wide
-// tiles a grid gets, on the tiles' sizes alone (host code). The GPU-compiled side, that
+// tiles a grid gets, on the tiles' sizes alone (host code); and gfx950's small-grid rule. The GPU-compiled side, that
 // which_kernel makes the same choice for every seed shape, is in tests/gpu/test_amd_tables_gpu.cpp
 // (AmdTables.Gfx942RoundRule, which runs without a GPU).
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "vaeconv/conv/vae_shapes.hpp"
+#include "vaeconv/kernel/dispatch.hpp"
 #include "vaeconv/kernel/tile_rounds.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 
@@ -92,6 +93,47 @@ TEST(TileRounds, Gfx942Fp8PairHasTheBf16PairsResidency) {
                     cdna::WideFewRoundsShapeFp8::BM == cdna::WideShape::BM &&
                     cdna::WideFewRoundsShapeFp8::BN == cdna::WideShape::BN,
                 "one grid for the four wide tiles");
+}
+
+// The small-grid rule (gfx950): a grid of at most one block per unit on the tile the conv would
+// take. Its edges on the MI355X's 256 CUs, and the seed shapes it moves: the wide (256 x 96) or
+// 192-wide (128 x 192, Cout % 192 == 0: kernel::takes_wide_cout192) grid of each seed conv.
+TEST(TileRounds, Gfx950SmallGridEdges) {
+  using kernel::grid_leaves_one_block_per_unit;
+  using kernel::kRoundTargetGfx950;
+  EXPECT_TRUE(grid_leaves_one_block_per_unit(kRoundTargetGfx950, 1));
+  EXPECT_TRUE(grid_leaves_one_block_per_unit(kRoundTargetGfx950, 256));
+  EXPECT_FALSE(grid_leaves_one_block_per_unit(kRoundTargetGfx950, 257));
+  EXPECT_FALSE(grid_leaves_one_block_per_unit(kRoundTargetGfx950, 4096));
+  EXPECT_FALSE(kernel::small_grid_takes_kind(ConvKind::kTemporal));
+  for (ConvKind k : {ConvKind::kCausal3x3x3, ConvKind::kDownsample, ConvKind::kUpsample})
+    EXPECT_TRUE(kernel::small_grid_takes_kind(k));
+  // the small-grid tile has twice the blocks of the 256-row wide tile and four resident
+  static_assert(cdna::Gfx950SmallGridShape::BM * 2 == cdna::Gfx950WideShape::BM &&
+                    cdna::Gfx950SmallGridShape::BN == cdna::Gfx950WideShape::BN,
+                "twice the blocks of the wide tile");
+  EXPECT_EQ(kernel::pipeline_lds_bytes<cdna::Gfx950SmallGridShape>(2), 28672);
+  EXPECT_EQ(kernel::pipeline_lds_bytes<cdna::Gfx950SmallGridShapeFp8>(1), 28672);
+}
+
+TEST(TileRounds, Gfx950SmallGridSeedShapes) {
+  int small = 0;
+  for (const VaeShape& s : kVaeShapes) {
+    if (s.cout < 96) continue;  // narrow, tiny and tap-reduce tiles
+    const ConvDesc d = s.desc();
+    const bool c192 = kernel::takes_wide_cout192(d, d.kind == ConvKind::kUpsample);
+    const int bm = c192 ? cdna::Gfx950WideCout192Shape::BM : cdna::Gfx950WideShape::BM;
+    const int bn = c192 ? cdna::Gfx950WideCout192Shape::BN : cdna::Gfx950WideShape::BN;
+    const int64_t pixels = d.kind == ConvKind::kUpsample ? d.h * d.w : d.out_h() * d.out_w();
+    const int64_t blocks = (pixels + bm - 1) / bm * ((d.cout + bn - 1) / bn) * d.n * d.out_t();
+    const std::string id = s.id;
+    const bool expected = id == "enc_e3_mid__dec_mid_d0" || id == "dec_conv_in" ||
+                          id == "enc_e2_downsample_spatial" || id == "dec_d0_upsample";
+    EXPECT_EQ(kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950, blocks), expected)
+        << id << ": " << blocks << " blocks";
+    small += expected;
+  }
+  EXPECT_EQ(small, 4);
 }
 
 }  // namespace

@@ -317,6 +317,8 @@ inline std::vector<AccessSet> shipped_cdna_accesses() {
   detail::conv_tile<Gfx950WideShapeFp8, Fp8>("gfx950_wide_fp8", out);
   detail::conv_tile<Gfx950WideCout192Shape, Bf16>("gfx950_wide_cout192_bf16", out);
   detail::conv_tile<Gfx950WideCout192ShapeFp8, Fp8>("gfx950_wide_cout192_fp8", out);
+  detail::conv_tile<Gfx950SmallGridShape, Bf16>("gfx950_small_grid_bf16", out);
+  detail::conv_tile<Gfx950SmallGridShapeFp8, Fp8>("gfx950_small_grid_fp8", out);
   return out;
 }
 

@@ -168,6 +168,44 @@ inline kernel::TileId wide_tile_by_rounds(const ConvDesc& d, const PackedWeights
   }
 }
 
+// The small-grid rule (kernel/tile_rounds.hpp) of a table T with a small-grid tile
+// (T::WideSmallGrid not void): the tile `chosen` (the wide or the 192-wide tile) unless its grid
+// leaves each of the target's units at most one block, then the small-grid tile. The grid is the
+// launch's own (block_grid; an upsample conv's phases share one grid, phase 0's). Host
+// arithmetic only, no allocation (the launch path runs it).
+template <class T>
+inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsInfo& w,
+                                         bool upsample_phases, kernel::TileId chosen) {
+  if constexpr (std::is_void_v<typename T::WideSmallGrid>) {
+    (void)d; (void)w; (void)upsample_phases;
+    return chosen;
+  } else {
+    if (!kernel::small_grid_takes_kind(d.kind)) return chosen;
+    using Tiling =
+        typename kernel::ConvKernel<typename T::Wide, kernel::CausalGeometry, true>::Tiling;
+    static_assert(std::is_same_v<Tiling, typename kernel::ConvKernel<typename T::WideSmallGrid,
+                                                                     kernel::CausalGeometry,
+                                                                     true>::Tiling>,
+                  "the tiles run the implicit GEMM's tiling");
+    ConvArgs a;  // no buffers: the grid reads only the descriptor and the packed weights' info
+    a.weights.info = w;
+    kernel::ConvParams p;
+    const int phase = upsample_phases ? 0 : -1;
+    int64_t blocks = 0;
+    if (chosen == kernel::TileId::kWideCout192) {
+      if constexpr (!std::is_void_v<typename T::WideCout192>)
+        blocks = block_grid<typename T::WideCout192, Tiling>(d, a, phase, &p);
+    } else if (chosen == kernel::TileId::kWide) {
+      blocks = block_grid<typename T::Wide, Tiling>(d, a, phase, &p);
+    } else {
+      return chosen;
+    }
+    return kernel::grid_leaves_one_block_per_unit(T::kSmallGridTarget, blocks)
+               ? kernel::TileId::kWideSmallGrid
+               : chosen;
+  }
+}
+
 // The dispatch, in one place: conv_forward launches and which_kernel reports its answer, the
 // first family of the candidate list (kernel/dispatch.hpp) that can implement the conv; for the
 // implicit GEMM its tile (by Cout, then the round rule where the table has two wide tiles), its
@@ -203,31 +241,64 @@ inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w)
                                                                               c.upsample_phases)
                    : wide_tile_by_rounds<typename Tables::template For<kBf16>>(d, w,
                                                                                c.upsample_phases);
+    // A grid that leaves each unit one block takes the small-grid tile where the table has one.
+    if (c.vector)
+      c.tile = d.in_dtype == kFp8
+                   ? tile_by_small_grid<typename Tables::template For<kFp8>>(
+                         d, w, c.upsample_phases, c.tile)
+                   : tile_by_small_grid<typename Tables::template For<kBf16>>(
+                         d, w, c.upsample_phases, c.tile);
   }
   return c;
 }
 
+// The geometries a policy's kernels are built for (visit_geometry's kBuild): a tile that a rule
+// gives only some convs (the 192-wide and the small-grid tiles) builds only theirs; a conv of
+// another geometry reaching it is refused (the rules never send one).
+enum BuildGeometries : unsigned {
+  kBuildCausal = 1u,          // the causal conv without a cache
+  kBuildCached = 2u,          // the causal conv with cached frames (16-byte gather)
+  kBuildDownsample = 4u,
+  kBuildTemporal = 8u,        // the (3,1,1) time convs (16-byte gather)
+  kBuildUpsamplePhases = 16u,
+  kBuildAll = 31u
+};
+// The small-grid tile's kinds: kernel::small_grid_takes_kind's (every kind but the temporal convs).
+constexpr unsigned kSmallGridBuild =
+    kBuildCausal | kBuildCached | kBuildDownsample | kBuildUpsamplePhases;
+
 // Calls the visitor with the kernel instance of a choice, v.run<Kernel>(phase), once per launch
-// (phase -1 unless the upsample conv runs in phases).
-template <class Policy, bool kVector, class V>
+// (phase -1 unless the upsample conv runs in phases), among the geometries kBuild builds.
+template <class Policy, bool kVector, unsigned kBuild = kBuildAll, class V>
 inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
   static_assert(Policy::kChunkElems == 16 / Policy::kElemBytes, "choose_kernel's chunk");
+  const Status not_built(StatusCode::kUnsupported,
+                         "this tile's kernels are not built for this conv kind (the dispatch's "
+                         "rules give the tile only the kinds it builds)");
   switch (d.kind) {
     case ConvKind::kCausal3x3x3:
       if (d.cache_frames > 0) {  // validate_cache: only the 16-byte gather reads a cache
-        if constexpr (kVector)
+        if constexpr (kVector && (kBuild & kBuildCached) != 0)
           return v.template run<kernel::ConvKernel<Policy, kernel::CachedCausalGeometry, true>>(-1);
+        else if constexpr (kVector)
+          return not_built;
         return Status(StatusCode::kUnsupported, "a cached conv needs the 16-byte gather");
       }
-      return v.template run<kernel::ConvKernel<Policy, kernel::CausalGeometry, kVector>>(-1);
+      if constexpr ((kBuild & kBuildCausal) != 0)
+        return v.template run<kernel::ConvKernel<Policy, kernel::CausalGeometry, kVector>>(-1);
+      return not_built;
     case ConvKind::kDownsample:
-      return v.template run<kernel::ConvKernel<Policy, kernel::DownsampleGeometry, kVector>>(-1);
+      if constexpr ((kBuild & kBuildDownsample) != 0)
+        return v.template run<kernel::ConvKernel<Policy, kernel::DownsampleGeometry, kVector>>(-1);
+      return not_built;
     case ConvKind::kTemporal:  // temporal_gather.hpp; interleaved halves: one launch per half
-      if constexpr (kVector) {
+      if constexpr (kVector && (kBuild & kBuildTemporal) != 0) {
         using K = kernel::ConvKernel<Policy, kernel::TemporalGeometry, true>;
         if (!d.interleave_halves) return v.template run<K>(-1);
         for (int half = 0; half < 2; ++half) VAECONV_RETURN_IF_ERROR(v.template run<K>(half));
         return Status::Ok();
+      } else if constexpr (kVector) {
+        return not_built;
       }
       return Status(StatusCode::kUnsupported, "the temporal conv needs the 16-byte gather");
     case ConvKind::kUpsample:
@@ -237,11 +308,14 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
         return Status(StatusCode::kInvalidArgument,
                       "upsample weights packed in the direct form: the kernels run the upsample "
                       "conv in phases (pack_weights packs it so)");
-      for (int phase = 0; phase < kUpsamplePhases; ++phase)
-        VAECONV_RETURN_IF_ERROR(
-            (v.template run<kernel::ConvKernel<Policy, kernel::UpsamplePhaseGeometry, kVector>>(
-                phase)));
-      return Status::Ok();
+      if constexpr ((kBuild & kBuildUpsamplePhases) != 0) {
+        for (int phase = 0; phase < kUpsamplePhases; ++phase)
+          VAECONV_RETURN_IF_ERROR(
+              (v.template run<kernel::ConvKernel<Policy, kernel::UpsamplePhaseGeometry, kVector>>(
+                  phase)));
+        return Status::Ok();
+      }
+      return not_built;
   }
   return Status(StatusCode::kUnsupported, "unknown conv kind");
 }
@@ -284,33 +358,21 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
           if constexpr (!std::is_void_v<typename T::WideFewRounds>)
             return visit_geometry<typename T::WideFewRounds, true>(d, c, v);
           break;
+        case kernel::TileId::kWideSmallGrid:  // the small-grid rule: its kinds, vector gathers
+          if constexpr (!std::is_void_v<typename T::WideSmallGrid>)
+            return visit_geometry<typename T::WideSmallGrid, true, kSmallGridBuild>(d, c, v);
+          break;
         case kernel::TileId::kWideCout192:  // only the kernels takes_wide_cout192 can choose
           if constexpr (!std::is_void_v<typename T::WideCout192>) {
-            using P = typename T::WideCout192;
             if (!kernel::takes_wide_cout192(d, c.upsample_phases))
               return Status(StatusCode::kUnsupported,
                             "the 192-wide tile runs only the causal (cached or not) and downsample "
                             "convs, and the e4m3 upsample phases, whose Cout is a multiple of 192 "
                             "(kernel::takes_wide_cout192)");
-            switch (d.kind) {
-              case ConvKind::kDownsample:
-                return v.template run<kernel::ConvKernel<P, kernel::DownsampleGeometry, true>>(-1);
-              case ConvKind::kUpsample:
-                if constexpr (kType == DType::kFP8E4M3) {
-                  using K = kernel::ConvKernel<P, kernel::UpsamplePhaseGeometry, true>;
-                  for (int phase = 0; phase < kUpsamplePhases; ++phase)
-                    VAECONV_RETURN_IF_ERROR(v.template run<K>(phase));
-                  return Status::Ok();
-                }
-                break;
-              case ConvKind::kCausal3x3x3:
-                if (d.cache_frames > 0)
-                  return v.template run<
-                      kernel::ConvKernel<P, kernel::CachedCausalGeometry, true>>(-1);
-                return v.template run<kernel::ConvKernel<P, kernel::CausalGeometry, true>>(-1);
-              default:
-                break;
-            }
+            constexpr unsigned kBuild =
+                kBuildCausal | kBuildCached | kBuildDownsample |
+                (kType == DType::kFP8E4M3 ? unsigned(kBuildUpsamplePhases) : 0u);
+            return visit_geometry<typename T::WideCout192, true, kBuild>(d, c, v);
           }
           break;
       }

@@ -45,6 +45,12 @@ inline bool takes_wide_cout192(const ConvDesc& d, bool upsample_phases) {
   return upsample_phases && d.in_dtype == DType::kFP8E4M3;
 }
 
+// The conv kinds the small-grid rule (tile_rounds.hpp) may give a table's small-grid tile: all
+// but the temporal convs, which keep the wide tile as they do on sm_90a's 192-wide rule (and
+// gfx950's e4m3 temporal kernel on the small-grid tile would hold one wave per SIMD: the
+// resource report's floor is two).
+inline bool small_grid_takes_kind(ConvKind k) { return k != ConvKind::kTemporal; }
+
 // The tap-reduce kernel (tap_reduce_kernel.hpp): causal convs with Cout <= 3 whose Cin fills
 // whole 16-byte chunks.
 struct TapReduceFamily {

@@ -15,7 +15,8 @@
 // units is the target's NOMINAL CU count, not the device's: gfx942 plans as an MI300X (304 CUs;
 // an MI325X has as many; an MI300A (228) or MI308X (80) gets the MI300X's choice, which runs
 // correctly and may be the slower tile there), gfx950 as an MI355X (256; its set has one wide
-// tile per operand type today: tile_table.hpp). The rule reads only
+// tile per operand type, no few-rounds partner, and the small-grid rule below: tile_table.hpp).
+// The rule reads only
 // the conv's grid (its descriptor) and these constants: which_kernel plans on the host what
 // conv_forward runs, with no device query and no tuning at run time. resident() counts LDS
 // only: the tiles under the rule are limited by LDS, not registers, on their target (the
@@ -58,6 +59,16 @@ constexpr bool wide_saves_a_round(const RoundTarget& t, int64_t wide_blocks, int
                                   int64_t few_blocks, int few_lds_bytes) {
   return grid_rounds(t, wide_blocks, resident_blocks(t, wide_lds_bytes)) <
          grid_rounds(t, few_blocks, resident_blocks(t, few_lds_bytes));
+}
+
+// The small-grid rule (a table with a WideSmallGrid tile: gfx950's, tile_table.hpp): a launch
+// whose grid on the tile the conv would otherwise take (the wide tile, or the 192-wide one) has
+// no more blocks than the target has units leaves each unit at most one block, whose K-tile chain
+// then runs exposed; it takes the small-grid tile instead, whose smaller blocks (twice as many)
+// and deeper register-staged pipeline overlap two chains per unit. Like the round rule it reads
+// only the grid and the target's nominal units (host code, no device query).
+constexpr bool grid_leaves_one_block_per_unit(const RoundTarget& t, int64_t blocks) {
+  return blocks <= int64_t(t.units);
 }
 
 }  // namespace vaeconv::kernel

@@ -29,7 +29,16 @@ namespace vaeconv::kernel {
 // kWideFewRounds: the wide tile's few-rounds partner, where a table has one (tile_rounds.hpp).
 // kWideCout192: the 192-wide tile of the Cout % 192 == 0 causal and downsample convs, where a
 // table has one (dispatch.hpp's takes_wide_cout192).
-enum class TileId : int { kWide = 0, kNarrow = 1, kTiny = 2, kWideFewRounds = 3, kWideCout192 = 4 };
+// kWideSmallGrid: the tile of the grids that give each CU at most one wide block, where a table
+// has one (tile_rounds.hpp's small-grid rule).
+enum class TileId : int {
+  kWide = 0,
+  kNarrow = 1,
+  kTiny = 2,
+  kWideFewRounds = 3,
+  kWideCout192 = 4,
+  kWideSmallGrid = 5
+};
 
 // The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: BN = 32 GEMM columns = 9 taps x
 // up to 3 outputs, and BM = an input halo of 16-pixel rows around the output patch. NVIDIA: a
@@ -101,6 +110,15 @@ using Gfx950WideShapeFp8 = TileShape<256, 96, 64, 4, 1, 3>;
 // Not measured on AMD hardware.
 using Gfx950WideCout192Shape = TileShape<128, 192, 32, 2, 2, 3>;
 using Gfx950WideCout192ShapeFp8 = TileShape<128, 192, 64, 2, 2, 3>;
+// The gfx950 small-grid tile (tile_rounds.hpp's small-grid rule): where the wide tile's grid (the
+// 256 x 96 or the 192-wide one) gives each CU at most one block, that block's K-tile chain runs
+// exposed at one wave per SIMD. Two waves of 64 x 96, three K tiles in flight in staging
+// registers, two LDS buffers (TwoBufferTileShape, 28 KiB): twice the blocks, four per CU, the
+// chains of two blocks overlapping on each CU. Faster there at the pessimistic end of the CDNA
+// model (the 128² 384-channel layers, the 16 -> 384 conv, the 256² downsample, the first upsample
+// conv), slower on every grid that fills the CUs (docs/perf-notes.md, session 20).
+using Gfx950SmallGridShape = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
+using Gfx950SmallGridShapeFp8 = TwoBufferTileShape<128, 96, 64, 2, 1, 4>;
 // No few-rounds partner (tile_rounds.hpp) on gfx950: the one candidate with fewer resident
 // blocks of the same grid, 256 x 96 with 128-byte K tiles in two stages (88 KiB, 1 block per CU),
 // gains the fp8 set 0.7 % and loses the bf16 set 0.8 % at the model's pessimistic end
@@ -252,8 +270,9 @@ using WideAtomFp8 = Arch::AtomFp8;
 // kHaloMaxCin: the largest Cin the halo kernel's halo holds, the dispatch's cap. WideFewRounds:
 // the wide tile's few-rounds partner and kRoundTarget the target constants of the round rule
 // (tile_rounds.hpp) where the set has one, else void (one wide tile). WideCout192: the tile of
-// the Cout % 192 == 0 convs of dispatch.hpp's takes_wide_cout192 where the set has one (sm_90a,
-// bf16 and e4m3), else void.
+// the Cout % 192 == 0 convs of dispatch.hpp's takes_wide_cout192 where the set has one (sm_90a
+// and gfx950, bf16 and e4m3), else void. WideSmallGrid: the tile of tile_rounds.hpp's small-grid
+// rule and kSmallGridTarget its target constants where the set has one (gfx950), else void.
 template <DType kType>
 struct Tiles;
 template <>
@@ -271,6 +290,7 @@ struct Tiles<DType::kBF16> {
 #else
   using WideCout192 = void;
 #endif
+  using WideSmallGrid = void;
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
@@ -306,6 +326,7 @@ struct Tiles<DType::kFP8E4M3> {
 #else
   using WideCout192 = void;
 #endif
+  using WideSmallGrid = void;
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
@@ -337,12 +358,16 @@ struct Gfx950Tiles<DType::kBF16> : Tiles<DType::kBF16> {
   using Wide = TilePolicy<cdna::Gfx950WideShape, Gfx950Arch, Arch::AtomBf16>;
   using WideFewRounds = void;  // one wide tile (cdna::Gfx950WideShape's comment)
   using WideCout192 = TilePolicy<cdna::Gfx950WideCout192Shape, Gfx950Arch, Arch::AtomBf16>;
+  using WideSmallGrid = TilePolicy<cdna::Gfx950SmallGridShape, Gfx950Arch, Arch::AtomBf16>;
+  static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx950;
 };
 template <>
 struct Gfx950Tiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using Wide = TilePolicy<cdna::Gfx950WideShapeFp8, Gfx950Arch, Arch::AtomFp8>;
   using WideFewRounds = void;
   using WideCout192 = TilePolicy<cdna::Gfx950WideCout192ShapeFp8, Gfx950Arch, Arch::AtomFp8>;
+  using WideSmallGrid = TilePolicy<cdna::Gfx950SmallGridShapeFp8, Gfx950Arch, Arch::AtomFp8>;
+  static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx950;
 };
 struct ShippedTilesGfx950 {
   template <DType kType>
