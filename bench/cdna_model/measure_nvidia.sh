@@ -10,7 +10,8 @@
 #   bench-mma.json    vaeconv_bench --no-vendor --json: BF16 and FP8 medians of the 18 seed shapes
 #   bench-mma.txt     its table
 #   sass-mma.txt.gz   cuobjdump -sass of the kernels library (the model's input, where this
-#                     machine has no cuobjdump)
+#                     machine has no cuobjdump; the committed data file keeps the plan's kernels:
+#                     validate_nvidia.py --filter-sass sass-mma.txt.gz data/sass-mma-<card>.txt.gz)
 #   clocks-mma.csv    nvidia-smi samples of the SM clock during the bench
 #   res-mma.txt       cuobjdump -res-usage (registers, shared memory, spills per kernel)
 #   gpu-tests-mma.txt the build's GPU test suite (when built), run last with a time limit

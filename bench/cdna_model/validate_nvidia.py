@@ -7,7 +7,8 @@ from its SASS with Hopper constants, against measurements of the same build on t
 
 Inputs (bench/cdna_model/data/, from one device call of measure_nvidia.sh on the binaries of
 build/cuda-mma, plus the build's dispatch plan):
-  sass-mma-<card>.txt.gz     cuobjdump -sass of libvaeconv_kernels.so (the kernels the plan uses)
+  sass-mma-<card>.txt.gz     cuobjdump -sass of libvaeconv_kernels.so, the kernels the plan uses
+                             (--filter-sass keeps those of measure_nvidia.sh's whole dump)
   res-mma-<card>.txt         cuobjdump -res-usage (registers per thread -> occupancy)
   dispatch-plan-mma.json     build/cuda-mma/bench/dispatch_plan (vaeconv::which_kernel)
   bench-mma-<card>.json      vaeconv_bench --no-vendor --json (BF16 and FP8 medians)
@@ -41,18 +42,23 @@ DATA = os.path.join(HERE, "data")
 # --- kernel identity from the mangled name -----------------------------------------------------
 
 def kernel_key(mangled: str) -> Optional[Tuple]:
-    """(family, dtype, (bm, bn, bk, wm, wn, stages, min_blocks), geometry, vector) of a vaeconv
-    kernel's Itanium-mangled name, or None for other functions."""
-    if "conv_kernel" in mangled and "tap_reduce" not in mangled:
+    """(family, dtype, (bm, bn, bk, wm, wn, stages, min_blocks), geometry, vector, two-buffer) of
+    a vaeconv kernel's Itanium-mangled name, or None for other functions. Two-buffer: the policy's
+    shape is a TwoBufferTileShape (the AMD tables' twins: two LDS buffers on AMD, which the plan
+    reports as lds_stages 2)."""
+    if "halo_fragment_conv_kernel" in mangled:
+        family = "halo"
+    elif "conv_kernel" in mangled and "tap_reduce" not in mangled and "halo" not in mangled:
         family = "implicit_gemm"
     elif "tap_reduce_kernel" in mangled:
         family = "tap_reduce"
     else:
         return None
-    m = re.search(r"TileShapeI((?:Li\d+E)+)E", mangled)
+    m = re.search(r"(\d+)(TwoBuffer)?TileShapeI((?:Li\d+E)+)E", mangled)
     if not m:
         return None
-    shape = tuple(int(x) for x in re.findall(r"Li(\d+)E", m.group(1)))
+    two_buffer = m.group(2) is not None
+    shape = tuple(int(x) for x in re.findall(r"Li(\d+)E", m.group(3)))
     dtype = "fp8" if "AtomFp8" in mangled else "bf16"
     geo = ()
     vector = None
@@ -61,15 +67,33 @@ def kernel_key(mangled: str) -> Optional[Tuple]:
         geo = tuple(int(x) for x in re.findall(r"Li(\d+)E", g.group(1))) if g else ()
         v = re.findall(r"Lb([01])E", mangled)
         vector = bool(int(v[-1])) if v else None  # the last bool: kVectorGather
-    return (family, dtype, shape, geo, vector)
+    return (family, dtype, shape, geo, vector, two_buffer)
 
 
 def plan_key(p: dict) -> Tuple:
     k = p["kernel"]
     shape = (k["bm"], k["bn"], k["bk"], k["warps_m"], k["warps_n"], k["stages"], k["min_blocks"])
+    # the primary NVIDIA set has no two-buffer shape (only the AMD tables' twins do, which a
+    # primary plan never names; on NVIDIA their LDS keeps a buffer per stage, so the plan could
+    # not tell them apart anyway)
+    two_buffer = False
     if k["family"] == "implicit_gemm":
-        return ("implicit_gemm", p["dtype"], shape, tuple(k["geometry"]), bool(k["vector"]))
-    return (k["family"], p["dtype"], shape, (), None)
+        return ("implicit_gemm", p["dtype"], shape, tuple(k["geometry"]), bool(k["vector"]),
+                two_buffer)
+    return (k["family"], p["dtype"], shape, (), None, two_buffer)
+
+
+def filter_sass(text: str, plan: List[dict]) -> str:
+    """The functions of a cuobjdump -sass listing that a dispatch plan's (non-video) entries use:
+    the validation's input, kept small in bench/cdna_model/data."""
+    keys = {plan_key(p) for p in plan if p.get("set") != "video"}
+    parts = re.split(r"(?m)^(?=\s*Function : )", text)
+    keep = [parts[0]]
+    for part in parts[1:]:
+        m = re.match(r"\s*Function : (\S+)", part)
+        if m and kernel_key(m.group(1)) in keys:
+            keep.append(part)
+    return "".join(keep)
 
 
 def parse_res_usage(text: str) -> Dict[str, Dict[str, int]]:
@@ -371,9 +395,18 @@ def main(argv=None) -> int:
     ap.add_argument("--plan", default=os.path.join(DATA, "dispatch-plan-mma.json"))
     ap.add_argument("--bench", default=None)
     ap.add_argument("--write", action="store_true", help="update bench/cdna_model/validation.json")
+    ap.add_argument("--filter-sass", nargs=2, metavar=("IN", "OUT"), default=None,
+                    help="keep only the plan's kernels of a cuobjdump -sass listing (.gz in and "
+                         "out) and exit: how measure_nvidia.sh's dump becomes the data file")
     ap.add_argument("--json", default=None, help="also write the validation object to this file")
     ap.add_argument("--md", default=None, help="also write a markdown section to this file")
     a = ap.parse_args(argv)
+    if a.filter_sass:
+        with open(a.plan) as f:
+            plan = json.load(f)["plans"]
+        with gzip.open(a.filter_sass[1], "wt") as f:
+            f.write(filter_sass(read_text(a.filter_sass[0]), plan))
+        return 0
     sass = a.sass or os.path.join(DATA, f"sass-mma-{a.card}.txt.gz")
     res = a.res or os.path.join(DATA, f"res-mma-{a.card}.txt")
     bench = a.bench or os.path.join(DATA, f"bench-mma-{a.card}.json")

@@ -232,8 +232,18 @@ class KernelIdentity(unittest.TestCase):
 
     def test_mangled_name(self):
         self.assertEqual(vn.kernel_key(self.NAME),
-                         ("implicit_gemm", "bf16", (128, 96, 32, 2, 2, 4, 3), (2, 0, 1, 3), True))
+                         ("implicit_gemm", "bf16", (128, 96, 32, 2, 2, 4, 3), (2, 0, 1, 3), True,
+                          False))
         self.assertIsNone(vn.kernel_key("_Z3foov"))
+        # an AMD table's twin (TwoBufferTileShape) is another kernel than the TileShape of the
+        # same numbers; the halo family's kernel has its own name
+        two = self.NAME.replace("9TileShape", "18TwoBufferTileShape")
+        self.assertEqual(vn.kernel_key(two)[5], True)
+        halo = ("_ZN7vaeconv6kernel25halo_fragment_conv_kernelINS0_10HaloPolicyINS0_10TilePolicyINS0_9"
+                "TileShapeILi128ELi96ELi32ELi2ELi2ELi4ELi3EEENS_4arch6NvidiaENS7_8AtomBf16ELb0EEENS0_8"
+                "HaloTileILi16ELi8ELi96ELi2EEEEEvNS0_10ConvParamsE")
+        self.assertEqual(vn.kernel_key(halo),
+                         ("halo", "bf16", (128, 96, 32, 2, 2, 4, 3), (), None, False))
 
     def test_plan_key_matches(self):
         p = {"dtype": "bf16", "kernel": {"family": "implicit_gemm", "bm": 128, "bn": 96, "bk": 32,
@@ -274,14 +284,19 @@ class EndToEnd(unittest.TestCase):
             self.assertIsNotNone(s["measured_us"], s["id"])
 
     def test_loop_counts_match_the_tile(self):
-        # The wide bf16 tile 128x96x32, 2x2 warps: a warp's 64x48 = 4x3 m16n16 atoms, two K
-        # steps of 16, two HMMA.16816 per atom: 48 per K tile; cp.async: (128 + 96) rows x 64 B
-        # over 4 warps. The fp8 tile 192x96x64: 6x3 atoms x 2 K steps x 2 mma.sync x 2 HMMA (sm_90
-        # lowers e4m3 m16n8k32 to two f16 HMMA.16816) = 144.
+        # The 96->96 bf16 row runs the halo kernel on the wide tile 128x96x32, 2x2 warps: a warp's
+        # 64x48 = 4x3 m16n16 atoms, two K steps of 16, two HMMA.16816 per atom: 48 per K tile;
+        # its K loop copies B alone (cp.async: 96 rows x 64 B over 4 warps; the halo once per
+        # block). The 192->192 bf16 row runs the implicit GEMM on the same tile: (128 + 96) rows.
+        # The fp8 tile 192x96x64: 6x3 atoms x 2 K steps x 2 mma.sync x 2 HMMA (sm_90 lowers e4m3
+        # m16n8k32 to two f16 HMMA.16816) = 144.
         by = {(s["id"], s["dtype"]): s["loop_per_warp_ktile"] for s in self.v["shapes"]}
         w = by[("enc_e0_res__dec_d3_res", "bf16")]
         self.assertEqual(w["hmma"], 48)
-        self.assertEqual(w["global_load_bytes"], (128 + 96) * 64 / 4)
+        self.assertEqual(w["global_load_bytes"], 96 * 64 / 4)
+        g = by[("enc_e1_res2__dec_d2_res", "bf16")]
+        self.assertEqual(g["hmma"], 48)
+        self.assertEqual(g["global_load_bytes"], (128 + 96) * 64 / 4)
         self.assertEqual(w["barriers"], 1)
         f = by[("enc_e0_res__dec_d3_res", "fp8")]
         self.assertEqual(f["hmma"], 144)
