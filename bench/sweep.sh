@@ -42,8 +42,9 @@
 # (build/amd-model/), then predicts the 58-call set with every wide vector row of the candidate's
 # dtype and target moved to it (bench/cdna_model/predict.py's predict_all; the shipped kernels
 # from build/hip-root, which must be built; bank ways from its lds-banks.json, the candidates'
-# own from the same bank model: a host program built here, build/amd-model/banks.json). It prints the totals and, per candidate, scratch bytes, VGPRs, occupancy and
-# the 96->96 1024² row's blocks per CU and bound: a candidate with scratch is not shippable.
+# own from the same bank model: a host program built here, build/amd-model/banks.json). It
+# prints the totals and, per candidate, scratch bytes, VGPRs, occupancy and the 96->96 1024²
+# row's blocks per CU and bound: a candidate with scratch is not shippable.
 # Flag "tb": the candidate is a TwoBufferTileShape (kernel/tile_policy.hpp: two LDS buffers, the
 # stages - 1 tiles ahead staged in registers); its LDS is two buffers (the kernel's own, from
 # the assembly, where the epilogue's staging needs more).
