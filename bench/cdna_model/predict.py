@@ -676,8 +676,14 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
       "4-cycle round, so one wave's instruction count x 4 bounds its K tile when a SIMD holds "
       "one or two waves). Not quantified here. Settle: SQ_ACTIVE_INST_ANY / SQ_WAVE_CYCLES and "
       "SQ_INST_CYCLES_VMEM / _SALU of the 96→96 1024² conv on MI300X (2 waves per SIMD).")
-    a("- Both sides of every in-loop branch counted (the element-wise gather of enc_conv_in): "
-      "settle with SQ_INSTS_VALU / SQ_INSTS_SALU of that conv on MI300X against the static count.")
+    a("- Both sides of every in-loop branch counted where a kernel has no tile cursor (the "
+      "element-wise gather of enc_conv_in): settle with SQ_INSTS_VALU / SQ_INSTS_SALU of that conv "
+      "on MI300X against the static count.")
+    a("- The vector implicit GEMM's tap change counted at its rate (model step 9): its ~40 SALU and "
+      "~16 VALU per change are spread evenly over the K tiles, as throughput; the change also "
+      "delays the next refill's addresses on the tile that takes it, a latency the chain does not "
+      "charge. Settle: SQ_INSTS_SALU per K tile of the 96→96 and 384→384 convs on MI300X against "
+      "the steady path's count plus the rate's share.")
     a("- The MALL floor (every XCD reads every distinct byte once) assumes the resident "
       "workgroups' working set fits each 4 MB L2: settle with the TCC hit rate of the 96→96 "
       "1024² conv on MI355X.\n")
