@@ -245,6 +245,24 @@ class KernelIdentity(unittest.TestCase):
         self.assertEqual(vn.kernel_key(halo),
                          ("halo", "bf16", (128, 96, 32, 2, 2, 4, 3), (), None, False))
 
+    def test_filter_sass_keeps_the_plans_kernels(self):
+        other = self.NAME.replace("ILi128ELi96ELi32E", "ILi64ELi96ELi32E")
+        text = (f"\t\tFunction : {self.NAME}\n        /*0000*/ EXIT ;\n"
+                f"\t\tFunction : {other}\n        /*0000*/ EXIT ;\n"
+                "\t\tFunction : _Z3foov\n        /*0000*/ EXIT ;\n")
+        plan = [{"dtype": "bf16", "kernel": {"family": "implicit_gemm", "bm": 128, "bn": 96,
+                                             "bk": 32, "warps_m": 2, "warps_n": 2, "stages": 4,
+                                             "min_blocks": 3, "geometry": [2, 0, 1, 3],
+                                             "vector": True}},
+                {"set": "video", "dtype": "bf16", "kernel": {"family": "implicit_gemm", "bm": 64,
+                                                             "bn": 96, "bk": 32, "warps_m": 2,
+                                                             "warps_n": 2, "stages": 4,
+                                                             "min_blocks": 3,
+                                                             "geometry": [2, 0, 1, 3],
+                                                             "vector": True}}]
+        kept = [f.name for f in sass.parse_sass(vn.filter_sass(text, plan))]
+        self.assertEqual(kept, [self.NAME])  # not the video plan's, not a foreign function
+
     def test_plan_key_matches(self):
         p = {"dtype": "bf16", "kernel": {"family": "implicit_gemm", "bm": 128, "bn": 96, "bk": 32,
                                           "warps_m": 2, "warps_n": 2, "stages": 4, "min_blocks": 3,
