@@ -267,30 +267,35 @@ enum BuildGeometries : unsigned {
 constexpr unsigned kSmallGridBuild =
     kBuildCausal | kBuildCached | kBuildDownsample | kBuildUpsamplePhases;
 
+// visit_geometry's refusal of a conv kind its tile does not build, its message built only when
+// returned (the launch path allocates nothing).
+inline Status tile_kind_not_built() {
+  return Status(StatusCode::kUnsupported,
+                "this tile's kernels are not built for this conv kind (the dispatch's rules give "
+                "the tile only the kinds it builds)");
+}
+
 // Calls the visitor with the kernel instance of a choice, v.run<Kernel>(phase), once per launch
 // (phase -1 unless the upsample conv runs in phases), among the geometries kBuild builds.
 template <class Policy, bool kVector, unsigned kBuild = kBuildAll, class V>
 inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
   static_assert(Policy::kChunkElems == 16 / Policy::kElemBytes, "choose_kernel's chunk");
-  const Status not_built(StatusCode::kUnsupported,
-                         "this tile's kernels are not built for this conv kind (the dispatch's "
-                         "rules give the tile only the kinds it builds)");
   switch (d.kind) {
     case ConvKind::kCausal3x3x3:
       if (d.cache_frames > 0) {  // validate_cache: only the 16-byte gather reads a cache
         if constexpr (kVector && (kBuild & kBuildCached) != 0)
           return v.template run<kernel::ConvKernel<Policy, kernel::CachedCausalGeometry, true>>(-1);
         else if constexpr (kVector)
-          return not_built;
+          return tile_kind_not_built();
         return Status(StatusCode::kUnsupported, "a cached conv needs the 16-byte gather");
       }
       if constexpr ((kBuild & kBuildCausal) != 0)
         return v.template run<kernel::ConvKernel<Policy, kernel::CausalGeometry, kVector>>(-1);
-      return not_built;
+      return tile_kind_not_built();
     case ConvKind::kDownsample:
       if constexpr ((kBuild & kBuildDownsample) != 0)
         return v.template run<kernel::ConvKernel<Policy, kernel::DownsampleGeometry, kVector>>(-1);
-      return not_built;
+      return tile_kind_not_built();
     case ConvKind::kTemporal:  // temporal_gather.hpp; interleaved halves: one launch per half
       if constexpr (kVector && (kBuild & kBuildTemporal) != 0) {
         using K = kernel::ConvKernel<Policy, kernel::TemporalGeometry, true>;
@@ -298,7 +303,7 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
         for (int half = 0; half < 2; ++half) VAECONV_RETURN_IF_ERROR(v.template run<K>(half));
         return Status::Ok();
       } else if constexpr (kVector) {
-        return not_built;
+        return tile_kind_not_built();
       }
       return Status(StatusCode::kUnsupported, "the temporal conv needs the 16-byte gather");
     case ConvKind::kUpsample:
@@ -315,7 +320,7 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
                   phase)));
         return Status::Ok();
       }
-      return not_built;
+      return tile_kind_not_built();
   }
   return Status(StatusCode::kUnsupported, "unknown conv kind");
 }
