@@ -106,7 +106,7 @@ using Gfx950WideShapeFp8 = TileShape<256, 96, 64, 4, 1, 3>;
 // stages (60 KiB, two blocks per CU, 2 waves per SIMD). Per FLOP a block fetches 9 % fewer bytes
 // than the 256 x 96 tile (the A tile once for 192 output channels), which is what bounds those
 // layers at the model's pessimistic end (the Infinity Cache). Chosen by the CDNA model at the
-// pessimistic end against the 256 x 96 tile on the Cout % 192 rows (docs/perf-notes.md, session 20).
+// pessimistic end against the 256 x 96 tile on the Cout % 192 rows (docs/perf-notes.md, W16).
 // Not measured on AMD hardware.
 using Gfx950WideCout192Shape = TileShape<128, 192, 32, 2, 2, 3>;
 using Gfx950WideCout192ShapeFp8 = TileShape<128, 192, 64, 2, 2, 3>;
@@ -116,7 +116,7 @@ using Gfx950WideCout192ShapeFp8 = TileShape<128, 192, 64, 2, 2, 3>;
 // registers, two LDS buffers (TwoBufferTileShape, 28 KiB): twice the blocks, four per CU, the
 // chains of two blocks overlapping on each CU. Faster there at the pessimistic end of the CDNA
 // model (the 128² 384-channel layers, the 16 -> 384 conv, the 256² downsample, the first upsample
-// conv), slower on every grid that fills the CUs (docs/perf-notes.md, session 20).
+// conv), slower on every grid that fills the CUs (docs/perf-notes.md, W17).
 using Gfx950SmallGridShape = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
 using Gfx950SmallGridShapeFp8 = TwoBufferTileShape<128, 96, 64, 2, 1, 4>;
 // No few-rounds partner (tile_rounds.hpp) on gfx950: the one candidate with fewer resident
