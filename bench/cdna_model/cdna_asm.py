@@ -807,11 +807,12 @@ def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str,
     for i in loop:
         lc.add(count_insts(blocks[i].insts, target))
     k.loop_counts = lc
+    longest = loop_path(blocks, loop)
     steady = loop_steady_path(blocks, loop)
     if steady is not None:
         k.steady_counts = count_insts(steady, target)
-        k.longest_counts = count_insts(loop_path(blocks, loop), target)
-    k.loop_waits, k.loop_mfma, k.loop_barriers = loop_waits(loop_path(blocks, loop))
+        k.longest_counts = count_insts(longest, target)
+    k.loop_waits, k.loop_mfma, k.loop_barriers = loop_waits(longest)
     loop_set = set(loop)
     back = back_edges(blocks)
     # prologue: entry -> the loop; epilogue: first block after the loop -> end
