@@ -63,11 +63,14 @@ TEST(TileRounds, Gfx942EdgesOfTheRounds) {
 
 // The seed shapes' choice (the 128 x 96 grid of each launch; an upsample conv's phases run over
 // the source pixels), against the per-shape predictions of docs/perf-notes.md (issue 25, W6 and W15).
-int64_t grid_128x96(const VaeShape& s) {
+// A seed conv's blocks per launch on a bm x bn tile (an upsample conv's phase runs on the
+// source frame).
+int64_t grid_of(const VaeShape& s, int bm, int bn) {
   const ConvDesc d = s.desc();
   const int64_t pixels = d.kind == ConvKind::kUpsample ? d.h * d.w : d.out_h() * d.out_w();
-  return (pixels + 127) / 128 * ((d.cout + 95) / 96) * d.n * d.out_t();
+  return (pixels + bm - 1) / bm * ((d.cout + bn - 1) / bn) * d.n * d.out_t();
 }
+int64_t grid_128x96(const VaeShape& s) { return grid_of(s, 128, 96); }
 
 TEST(TileRounds, Gfx942SeedShapes) {
   int wide = 0, few = 0;
@@ -122,10 +125,9 @@ TEST(TileRounds, Gfx950SmallGridSeedShapes) {
     if (s.cout < 96) continue;  // narrow, tiny and tap-reduce tiles
     const ConvDesc d = s.desc();
     const bool c192 = kernel::takes_wide_cout192(d, d.kind == ConvKind::kUpsample);
-    const int bm = c192 ? cdna::Gfx950WideCout192Shape::BM : cdna::Gfx950WideShape::BM;
-    const int bn = c192 ? cdna::Gfx950WideCout192Shape::BN : cdna::Gfx950WideShape::BN;
-    const int64_t pixels = d.kind == ConvKind::kUpsample ? d.h * d.w : d.out_h() * d.out_w();
-    const int64_t blocks = (pixels + bm - 1) / bm * ((d.cout + bn - 1) / bn) * d.n * d.out_t();
+    const int64_t blocks =
+        c192 ? grid_of(s, cdna::Gfx950WideCout192Shape::BM, cdna::Gfx950WideCout192Shape::BN)
+             : grid_of(s, cdna::Gfx950WideShape::BM, cdna::Gfx950WideShape::BN);
     const std::string id = s.id;
     const bool expected = id == "enc_e3_mid__dec_mid_d0" || id == "dec_conv_in" ||
                           id == "enc_e2_downsample_spatial" || id == "dec_d0_upsample";

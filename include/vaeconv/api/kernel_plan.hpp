@@ -128,10 +128,23 @@ inline Status launch_grid(const ConvDesc& d, const ConvArgs& a, int phase, kerne
   return Status::Ok();
 }
 
+// The blocks of one launch of an implicit-GEMM tile on conv d, as the tile rules below count them
+// before choosing: the launch's own grid (block_grid; an upsample conv's phases share one grid,
+// phase 0's), from the descriptor and the packed weights' info alone (no buffers). Host
+// arithmetic only, no allocation (the launch path runs it).
+template <class Policy>
+inline int64_t rule_grid_blocks(const ConvDesc& d, const PackedWeightsInfo& w,
+                                bool upsample_phases) {
+  using Tiling = typename kernel::ConvKernel<Policy, kernel::CausalGeometry, true>::Tiling;
+  ConvArgs a;
+  a.weights.info = w;
+  kernel::ConvParams p;
+  return block_grid<Policy, Tiling>(d, a, upsample_phases ? 0 : -1, &p);
+}
+
 // The round rule (kernel/tile_rounds.hpp) of a table T with a few-rounds partner of its wide tile
 // (T::WideFewRounds not void): the partner where the wide tile's grid needs no fewer rounds over
-// the target's CUs. The grids are the launches' own (block_grid; an upsample conv's phases share
-// one grid, phase 0's). Host arithmetic only, no allocation (the launch path runs it).
+// the target's CUs (rule_grid_blocks).
 template <class T>
 inline kernel::TileId wide_tile_by_rounds(const ConvDesc& d, const PackedWeightsInfo& w,
                                           bool upsample_phases) {
@@ -156,12 +169,8 @@ inline kernel::TileId wide_tile_by_rounds(const ConvDesc& d, const PackedWeights
     static_assert((Wide::kPipelineBytes == kWideLds || !Wide::kRegisterStaged) &&
                       (Few::kPipelineBytes == kFewLds || !Few::kRegisterStaged),
                   "one count of a tile's LDS where copies stage in registers");
-    ConvArgs a;  // no buffers: the grid reads only the descriptor and the packed weights' info
-    a.weights.info = w;
-    kernel::ConvParams p;
-    const int phase = upsample_phases ? 0 : -1;
-    const int64_t wide_blocks = block_grid<Wide, Tiling>(d, a, phase, &p);
-    const int64_t few_blocks = block_grid<Few, Tiling>(d, a, phase, &p);
+    const int64_t wide_blocks = rule_grid_blocks<Wide>(d, w, upsample_phases);
+    const int64_t few_blocks = rule_grid_blocks<Few>(d, w, upsample_phases);
     return kernel::wide_saves_a_round(T::kRoundTarget, wide_blocks, kWideLds, few_blocks, kFewLds)
                ? kernel::TileId::kWide
                : kernel::TileId::kWideFewRounds;
@@ -170,9 +179,8 @@ inline kernel::TileId wide_tile_by_rounds(const ConvDesc& d, const PackedWeights
 
 // The small-grid rule (kernel/tile_rounds.hpp) of a table T with a small-grid tile
 // (T::WideSmallGrid not void): the tile `chosen` (the wide or the 192-wide tile) unless its grid
-// leaves each of the target's units at most one block, then the small-grid tile. The grid is the
-// launch's own (block_grid; an upsample conv's phases share one grid, phase 0's). Host
-// arithmetic only, no allocation (the launch path runs it).
+// leaves each of the target's units at most one block (rule_grid_blocks), then the small-grid
+// tile.
 template <class T>
 inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsInfo& w,
                                          bool upsample_phases, kernel::TileId chosen) {
@@ -187,16 +195,12 @@ inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsI
                                                                      kernel::CausalGeometry,
                                                                      true>::Tiling>,
                   "the tiles run the implicit GEMM's tiling");
-    ConvArgs a;  // no buffers: the grid reads only the descriptor and the packed weights' info
-    a.weights.info = w;
-    kernel::ConvParams p;
-    const int phase = upsample_phases ? 0 : -1;
     int64_t blocks = 0;
     if (chosen == kernel::TileId::kWideCout192) {
       if constexpr (!std::is_void_v<typename T::WideCout192>)
-        blocks = block_grid<typename T::WideCout192, Tiling>(d, a, phase, &p);
+        blocks = rule_grid_blocks<typename T::WideCout192>(d, w, upsample_phases);
     } else if (chosen == kernel::TileId::kWide) {
-      blocks = block_grid<typename T::Wide, Tiling>(d, a, phase, &p);
+      blocks = rule_grid_blocks<typename T::Wide>(d, w, upsample_phases);
     } else {
       return chosen;
     }
