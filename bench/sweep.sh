@@ -34,7 +34,8 @@
 # (Cin = 3; patch as for "halo"). Flag "mma" builds a wide candidate on mma.sync instead of wgmma
 # (then warpsM/warpsN count warps; with wgmma they count warpgroups). A wgmma candidate whose warp
 # tile is not 96 wide needs its width generated first (scripts/gen_wgmma_asm.py).
-# AMD (no GPU needed): the CDNA model ranks wide-tile candidates from their assembly:
+# AMD (no GPU needed): the CDNA model ranks wide-tile candidates from their assembly (flag
+# "w192": the candidate takes the rows of the 192-wide tile instead of the 96-wide one's):
 #   bench/sweep.sh amd-model gfx950 "256,96,32,4,1,3" "256,96,64,4,1,3,fp8" ...
 # compiles one translation unit of the candidates (the implicit-GEMM kernel on the causal,
 # downsample and upsample-phase geometries, each candidate on arch::Cdna where its LDS fits
@@ -176,6 +177,7 @@ case "${1:-}" in
           fp8) atom=AtomFp8 lay=Mfma32x32x64Fp8 eb=1 ;;
           k32) atom=k32 lay=Mfma32x32x32Fp8 eb=1 ;;  # fp8 on the sweep's 32x32x32 e4m3 atom (gfx942; sweep_atom_fp8_k32.hpp)
           tb) shape=TwoBufferTileShape bufs=2 ;;  # two LDS buffers, st - 1 tiles ahead in registers
+          w192) ;;  # moves the rows of the 192-wide tile (the predictor below), not the 96-wide
           *) echo "unknown amd-model candidate flag: $f" >&2; exit 2 ;;
         esac
       done
@@ -249,12 +251,12 @@ def show(tag, plan, dt):
     return rows
 
 def wide_rows(rows, dt):
-    """The 1024² image rows of dt on a 96-wide vector implicit GEMM, by shape id."""
+    """The 1024² image rows of dt on a 96- or 192-wide vector implicit GEMM, by shape id."""
     return {r["plan"]["id"]: r for r in rows
             if r["plan"]["dtype"] == dt and r["plan"]["resolution"] == 1024
             and not P.is_video(r["plan"]) and r["plan"]["kernel"]["family"] == "implicit_gemm"
             and r["plan"]["kernel"]["vector"]
-            and (r["plan"]["kernel"]["bn"] == 96 or r["plan"]["kernel"].get("swept"))}
+            and (r["plan"]["kernel"]["bn"] in (96, 192) or r["plan"]["kernel"].get("swept"))}
 
 def pess(r):
     return r["plan"]["calls"] * r["pred"].pess.time_us
@@ -305,11 +307,12 @@ for c in cands:
     f = c.split(",")
     bm, bn, bk, wm, wn, st = map(int, f[:6])
     dt = "fp8" if "fp8" in f[6:] or "k32" in f[6:] else "bf16"
+    moves_bn = 192 if "w192" in f[6:] else 96  # the rows of which shipped tile width it takes
     out = copy.deepcopy(plan)
     for p in out["plans"]:
         k = p["kernel"]
         if (p.get("target", target) != target or p["dtype"] != dt or k["family"] != "implicit_gemm"
-                or not k["vector"] or k["bn"] != 96 or P.is_video(p)):
+                or not k["vector"] or k["bn"] != moves_bn or P.is_video(p)):
             continue
         fp = p["h"] * p["w"] if k["geometry"][3] == 2 else p["out_h"] * p["out_w"]
         m_old, nt = math.ceil(fp / k["bm"]), math.ceil(p["cout"] / k["bn"])

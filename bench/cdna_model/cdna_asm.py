@@ -154,12 +154,17 @@ class Counts:
     vm_waits: int = 0
     memory: int = 0
     instructions: int = 0
+    # the LDS waits whose distance from the reads they wait for is known (a path's, lds_wait_gaps):
+    # issue cycles of the wave's own work between the youngest LDS / scalar-memory operation a
+    # wait newly requires and the wait -> how many such waits (inf: it requires nothing new).
+    # Waits of lgkm_waits not covered here are charged a whole LDS latency (model.py).
+    lgkm_gaps: Dict[float, float] = field(default_factory=dict)
 
     def add(self, o: "Counts", times: float = 1.0) -> None:
         for k, v in o.mfma.items():
             self.mfma[k] = self.mfma.get(k, 0) + v * times
         for d, od in ((self.lds_read, o.lds_read), (self.lds_write, o.lds_write),
-                      (self.global_load, o.global_load)):
+                      (self.global_load, o.global_load), (self.lgkm_gaps, o.lgkm_gaps)):
             for k, v in od.items():
                 d[k] = d.get(k, 0) + v * times
         for name in ("mfma_cycles", "mfma_flops", "lds_read_bytes", "lds_write_bytes",
@@ -638,6 +643,55 @@ def _path_counts(blocks: List[Block], start: int, stop: set, exclude: set, targe
 
 _VMEM = ("buffer_", "global_", "flat_", "scratch_")
 _VMCNT = re.compile(r"vmcnt\((\d+)\)")
+_LGKMCNT = re.compile(r"lgkmcnt\((\d+)\)")
+_LGKM_OPS = ("ds_", "s_load", "s_buffer_load", "s_dcache")  # what lgkmcnt counts (gfx9)
+VALU_ISSUE_CYCLES = 4  # a wave64 VALU instruction on a 16-lane SIMD
+
+
+def issue_cycles(ins: Inst, target: str) -> int:
+    """Cycles the wave's own instruction holds its SIMD's issue: an MFMA its passes, a wave64
+    VALU instruction 4, s_nop n n + 1, anything else 1. What lies between an LDS read and the
+    wait for it, to hide the read's latency."""
+    mn = ins.mnemonic
+    if mn.startswith("v_mfma"):
+        return mfma_cycles(target, mn)
+    if mn.startswith("v_"):
+        return VALU_ISSUE_CYCLES
+    if mn == "s_nop":
+        try:
+            return int(ins.operands.split()[0], 0) + 1
+        except (ValueError, IndexError):
+            return 1
+    return 1
+
+
+def lds_wait_gaps(path: List[Inst], target: str) -> Dict[float, float]:
+    """The LDS waits of one trip along `path` (run twice, the second trip seeing what the first
+    left in flight), each `s_waitcnt lgkmcnt(N)` requiring every LDS / scalar-memory operation
+    but the N youngest: the issue cycles (issue_cycles) between the youngest operation it newly
+    requires and the wait -> how many waits; a wait that requires nothing an earlier one did not
+    at inf. The model charges each max(LDS latency - gap, 0) instead of a whole latency."""
+    issued: List[int] = []   # cycle count at each lgkm operation's issue
+    cyc = 0
+    required = -1
+    gaps: Dict[float, float] = {}
+    for trip in range(2):
+        for ins in path:
+            mn = ins.mnemonic
+            if mn == "s_waitcnt":
+                m = _LGKMCNT.search(ins.operands)
+                if m:
+                    youngest = len(issued) - 1 - int(m.group(1))
+                    gap = float("inf")
+                    if youngest > required:
+                        required = youngest
+                        gap = float(cyc - issued[youngest])
+                    if trip == 1:
+                        gaps[gap] = gaps.get(gap, 0.0) + 1.0
+            elif mn.startswith(_LGKM_OPS):
+                issued.append(cyc)
+            cyc += issue_cycles(ins, target)
+    return gaps
 
 
 def _header_index(blocks: List[Block], loop: List[int]) -> int:
@@ -811,7 +865,11 @@ def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str,
     steady = loop_steady_path(blocks, loop)
     if steady is not None:
         k.steady_counts = count_insts(steady, target)
+        k.steady_counts.lgkm_gaps = lds_wait_gaps(steady, target)
         k.longest_counts = count_insts(longest, target)
+        k.longest_counts.lgkm_gaps = lds_wait_gaps(longest, target)
+    # the union of the loop's blocks: its longest path's waits (the rest charged whole)
+    k.loop_counts.lgkm_gaps = lds_wait_gaps(longest, target)
     k.loop_waits, k.loop_mfma, k.loop_barriers = loop_waits(longest)
     loop_set = set(loop)
     back = back_edges(blocks)

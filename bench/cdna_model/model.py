@@ -31,8 +31,11 @@ The model, per unit (all waves of one block spread evenly over the schedulers):
   block's OWN work on the tile, and the rest of the tile's chain (LDS waits, the barrier) comes
   after both, in series:
     own     = max(throughput terms) for this block alone on the unit
-    latency = max(global_latency / prefetch_distance, own) + lgkm_waits*lds_latency
-              + barriers*barrier_cycles
+    latency = max(global_latency / prefetch_distance, own) + lds_waits + barriers*barrier_cycles
+    lds_waits = the sum over the K tile's LDS waits (s_waitcnt lgkmcnt / NVIDIA scoreboard waits
+              on shared loads) of max(lds_latency - gap, 0), gap = the issue cycles of the
+              wave's own work between the youngest read the wait newly requires and the wait
+              (front-ends read it off the loop's path; a wait without one costs lds_latency)
   where the front-end reads the loop's waits (`prefetch_steps`: one distance d per wait point
   of a trip, i.e. per K tile, the matrix work in K tiles between the issue of the youngest load
   the point's wait newly requires and the wait), the global part is their mean of
@@ -139,6 +142,10 @@ class LoopCounts:
     lgkm_waits: float = 0.0
     vm_waits: float = 0.0
     block_tile_bytes: float = 0.0  # distinct global bytes one BLOCK needs per K tile (0: unknown)
+    # the LDS waits whose distance is known: cycles of the wave's own issue between the youngest
+    # LDS read a wait newly requires and the wait -> waits per K tile (inf: nothing new). Each
+    # exposes max(lds_latency - gap, 0); the rest of lgkm_waits a whole latency.
+    lgkm_gaps: Dict[float, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -258,6 +265,14 @@ def global_wait(k: KernelCounts, glat: float, own: float) -> float:
     return sum(step(d) for d in k.prefetch_steps) / len(k.prefetch_steps)
 
 
+def lds_wait(c: LoopCounts, lds_latency: float) -> float:
+    """Cycles per K tile the chain waits for LDS: each wait of known distance its latency less
+    the wave's own work since the read (lgkm_gaps), every other wait a whole latency."""
+    known = sum(c.lgkm_gaps.values())
+    hidden = sum(w * max(lds_latency - g, 0.0) for g, w in c.lgkm_gaps.items())
+    return hidden + max(c.lgkm_waits - known, 0.0) * lds_latency
+
+
 def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     v = lambda x: value(x, end)  # noqa: E731
     clk_hz = v(m.clock_ghz) * 1e9
@@ -279,8 +294,8 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     per_block = max(thru.values())
     # --- the latency chain of one block's K tile
     glat = v(m.global_latency_ns) * 1e-9 * clk_hz
-    latency = (global_wait(k, glat, per_block)
-               + c.lgkm_waits * v(m.lds_latency_cycles) + c.barriers * v(m.barrier_cycles))
+    latency = (global_wait(k, glat, per_block) + lds_wait(c, v(m.lds_latency_cycles))
+               + c.barriers * v(m.barrier_cycles))
 
     # --- rounds of blocks over the units
     slots = m.units * max(L.blocks_per_unit, 1)

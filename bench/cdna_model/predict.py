@@ -164,6 +164,7 @@ def per_ktile_counts(kern: cdna_asm.Kernel, plan_k: dict, read_ways, write_ways,
         valu=lc.valu * s, salu=(lc.salu + lc.smem) * s, nop_cycles=lc.nop_cycles * s,
         other_issue=(lc.memory + lc.branch + lc.waitcnt) * s, barriers=lc.barriers * s,
         lgkm_waits=lc.lgkm_waits * s, vm_waits=lc.vm_waits * s,
+        lgkm_gaps={g: w * s for g, w in lc.lgkm_gaps.items()},
         block_tile_bytes=block_tile_bytes(kern, plan_k))
 
     def phase(c_short: cdna_asm.Counts, c_long: cdna_asm.Counts, exposures: float) -> PhaseCounts:
@@ -435,7 +436,7 @@ WEAK = [
     ("lds_write_rate", "LDS write bandwidth relative to reads",
      "MI355X and MI300X: an LDS microbenchmark of ds_write_b64/b128 vs ds_read_b128 "
      "(SQ_LDS_BANK_CONFLICT, SQ_INSTS_LDS) in the conv's layout"),
-    ("lds_latency_cycles", "the LDS load-to-use latency each s_waitcnt lgkmcnt exposes",
+    ("lds_latency_cycles", "the LDS load-to-use latency an s_waitcnt lgkmcnt exposes (less the wave's own work since the read)",
      "MI300X: a ds_read_b128 pointer-chase microbenchmark, alone and beside MFMA waves"),
     ("other_issue_cycles", "issue cycles of a memory / branch / wait instruction",
      "MI300X: SQ_ACTIVE_INST_ANY vs SQ_INSTS_* of the 96→96 1024² conv"),

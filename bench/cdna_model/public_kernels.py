@@ -290,7 +290,9 @@ class _Kernel:
     def __init__(self, rec: Dict):
         import cdna_asm
         c = rec["counts"]
-        mk = lambda d: cdna_asm.Counts(**d)  # noqa: E731
+        def mk(d):  # JSON keeps the LDS-wait gaps' keys as strings
+            gaps = {float(g): w for g, w in d.get("lgkm_gaps", {}).items()}
+            return cdna_asm.Counts(**{**d, "lgkm_gaps": gaps})
         self.name = rec["id"]
         self.loop_counts = mk(c["loop"])
         self.prologue = tuple(mk(d) for d in c["prologue"])

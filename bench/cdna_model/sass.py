@@ -30,7 +30,10 @@ Counting rules (per warp-instruction; NVIDIA issues one instruction per cycle pe
                         shared-memory load (LDSM / LDS), from the control word (the Volta-era
                         layout: stall bits 105-108, yield 109, write barrier 110-112, read
                         barrier 113-115, wait mask 116-121; Jia et al., 'Dissecting the NVIDIA
-                        Volta GPU Architecture via Microbenchmarking', 2018)
+                        Volta GPU Architecture via Microbenchmarking', 2018); for each, the warp's
+                        own issue between the youngest such load and the waiter (lgkm_gaps: HMMA
+                        FLOPs and other instructions, costed in kernel_counts), which the model
+                        subtracts from the LDS latency the wait exposes
 Static counts: `body` is the loop's whole span (both sides of each branch once per trip);
 `steady` / `longest` are one trip along its steady and longest paths (loop_paths), which the NVIDIA
 check weighs by the launch's tap-change rate (tap_change.py) for the implicit GEMM's tile cursor.
@@ -271,6 +274,9 @@ class RawCounts:
     barriers: int = 0
     depbar: int = 0
     lgkm_waits: int = 0
+    # the waits above by their distance from the load: (HMMA FLOPs, other instructions) the warp
+    # issued between the youngest shared load the waiter names and the waiter -> waits
+    lgkm_gaps: Dict[Tuple[float, float], float] = field(default_factory=dict)
 
 
 def classify(instrs: List[Instr], wrap: bool = False) -> RawCounts:
@@ -278,16 +284,35 @@ def classify(instrs: List[Instr], wrap: bool = False) -> RawCounts:
     waits at its start (the previous trip)."""
     r = RawCounts()
     setter: Dict[int, str] = {}
-    if wrap:  # the barriers the body's tail leaves set for the next trip
+    # where each barrier's setter was issued: (HMMA FLOPs, other instructions) so far in the span
+    set_at: Dict[int, Tuple[float, float]] = {}
+
+    def issue_of(ins: Instr) -> Tuple[float, float]:
+        row = MMA_TABLE.get(ins.opcode) if ins.base in MMA_OPS else None
+        return (row.flops, 0.0) if row is not None else (0.0, 1.0)
+    if wrap:  # the barriers the body's tail leaves set for the next trip, a trip earlier
+        tf, ti = 0.0, 0.0
+        for ins in instrs:
+            f, i = issue_of(ins)
+            tf, ti = tf + f, ti + i
+        pf, pi = 0.0, 0.0
         for ins in instrs:
             if ins.write_barrier is not None:
                 setter[ins.write_barrier] = ins.base
+                set_at[ins.write_barrier] = (pf - tf, pi - ti)
+            f, i = issue_of(ins)
+            pf, pi = pf + f, pi + i
+    pos_f, pos_i = 0.0, 0.0
     for ins in instrs:
         b = ins.base
         r.instructions += 1
         mask = ins.wait_mask
-        if mask and any((mask >> k) & 1 and setter.get(k) in ("LDSM", "LDS") for k in range(6)):
+        named = [k for k in range(6) if mask and (mask >> k) & 1 and setter.get(k) in ("LDSM", "LDS")]
+        if named:
             r.lgkm_waits += 1
+            youngest = max(set_at[k] for k in named)
+            gap = (pos_f - youngest[0], pos_i - youngest[1])
+            r.lgkm_gaps[gap] = r.lgkm_gaps.get(gap, 0.0) + 1.0
         if b in MMA_OPS:
             row = MMA_TABLE.get(ins.opcode)
             r.mma[ins.opcode] = r.mma.get(ins.opcode, 0) + 1
@@ -345,6 +370,9 @@ def classify(instrs: List[Instr], wrap: bool = False) -> RawCounts:
             r.int_alu += 1
         if ins.write_barrier is not None:
             setter[ins.write_barrier] = b
+            set_at[ins.write_barrier] = (pos_f, pos_i)
+        f, i = issue_of(ins)
+        pos_f, pos_i = pos_f + f, pos_i + i
     return r
 
 
@@ -484,6 +512,16 @@ def blend(steady: RawCounts, longest: RawCounts, rate: float) -> RawCounts:
     return out
 
 
+def lds_wait_gaps(r: RawCounts, c: NvidiaCosts, per_trip: int) -> Dict[float, float]:
+    """The shared-load waits' gaps in issue cycles (HMMA FLOPs at the measured rate, one cycle
+    per other instruction) -> waits per K tile."""
+    out: Dict[float, float] = {}
+    for (f, i), w in r.lgkm_gaps.items():
+        g = f * c.mma_cycles_per_flop + i
+        out[g] = out.get(g, 0.0) + w / per_trip
+    return out
+
+
 def kernel_counts(k: SassKernel, c: NvidiaCosts, end: str, prefetch_distance: float) -> KernelCounts:
     """model.KernelCounts at one end of the cost ranges (the core's valu is counted in cycles of
     1: Machine.valu_cycles = 1 for NVIDIA, the per-class costs are applied here)."""
@@ -501,6 +539,7 @@ def kernel_counts(k: SassKernel, c: NvidiaCosts, end: str, prefetch_distance: fl
         barriers=t(b.barriers),
         lgkm_waits=t(b.lgkm_waits),
         vm_waits=t(b.depbar),
+        lgkm_gaps=lds_wait_gaps(b, c, k.k_tiles_per_trip),
     )
 
     def phase(r: RawCounts) -> PhaseCounts:

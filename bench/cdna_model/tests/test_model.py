@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import cdna_asm  # noqa: E402
 import machines  # noqa: E402
 import predict  # noqa: E402
+import model  # noqa: E402
 from model import KernelCounts, Launch, LoopCounts, Machine, Range, combine, predict as run  # noqa: E402
 
 NAME = ("_ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_9TileShapeILi128ELi96ELi32ELi4ELi1E"
@@ -111,6 +112,23 @@ class AsmFrontEnd(unittest.TestCase):
         self.assertEqual(c.vm_waits, 1)
         self.assertEqual(c.valu, 3)  # two adds, one compare (not the MFMAs)
         self.assertEqual(c.salu, 1)
+
+    def test_lds_wait_gaps(self):
+        # two reads, an MFMA (32 cycles on gfx950), a wait for the first read, another MFMA, a
+        # wait for the second, and a wait that requires nothing new
+        path = [cdna_asm.Inst(mn, ops, 0) for mn, ops in (
+            ("ds_read_b128", "v[10:13], v2"), ("ds_read_b128", "v[14:17], v2 offset:64"),
+            ("v_mfma_f32_32x32x16_bf16", "v[20:35], v[10:13], v[10:13], v[20:35]"),
+            ("s_waitcnt", "lgkmcnt(1)"),
+            ("v_mfma_f32_32x32x16_bf16", "v[20:35], v[14:17], v[14:17], v[20:35]"),
+            ("s_waitcnt", "lgkmcnt(0)"), ("v_add_u32_e32", "v2, 32, v2"),
+            ("s_waitcnt", "lgkmcnt(0)"))]
+        gaps = cdna_asm.lds_wait_gaps(path, "gfx950")
+        # first wait: read 0, read 1, MFMA = 1 + 1 + 32; second: read 1, MFMA, wait, MFMA
+        self.assertEqual(gaps, {34.0: 1.0, 66.0: 1.0, math.inf: 1.0})
+        # the SNIPPET's loop: its longest path's waits (flush: ds_write then s_add; the reads)
+        k = kernel_of(SNIPPET)
+        self.assertEqual(sum(k.loop_counts.lgkm_gaps.values()), k.loop_counts.lgkm_waits)
 
     def test_prologue_epilogue_paths(self):
         k = kernel_of(SNIPPET)
@@ -487,6 +505,18 @@ class Bounds(unittest.TestCase):
         L2 = Launch(blocks=4, waves_per_block=4, ktiles=10, blocks_per_unit=2, unique_bytes=0)
         self.assertEqual(run(k, L2, flat_machine(global_latency_ns=100, lds_latency_cycles=50,
                                                  barrier_cycles=30)).bound, "MFMA")
+
+    def test_lds_waits_by_distance(self):
+        # three LDS waits per K tile: one right after its read (gap 0: a whole 50-cycle latency),
+        # one 30 cycles of own work after it (20 exposed), one requiring nothing new (inf: 0),
+        # and a fourth without a known distance (a whole latency): 50 + 20 + 0 + 50
+        c = LoopCounts(mma_cycles=400, lgkm_waits=4, barriers=1,
+                       lgkm_gaps={0.0: 1.0, 30.0: 1.0, math.inf: 1.0})
+        self.assertAlmostEqual(model.lds_wait(c, 50.0), 120.0)
+        k = KernelCounts("k", c)
+        L = Launch(blocks=2, waves_per_block=4, ktiles=10, blocks_per_unit=1, unique_bytes=0)
+        p = run(k, L, flat_machine(global_latency_ns=100, lds_latency_cycles=50, barrier_cycles=30))
+        self.assertAlmostEqual(p.nom.bounds_us["latency"], 5.5)  # (400 + 120 + 30) x 10 cycles
 
     def test_block_tile_fetch_and_mall_split(self):
         # 4 waves request 1000 B each per K tile but the block's tile is 2000 B: L2 fetches

@@ -136,6 +136,9 @@ class MainLoop(unittest.TestCase):
         self.assertEqual(b.int_alu, 2)  # IMAD.MOV, ISETP
         # HMMA waits on SB1 (LDSM), F2FP on SB2 (LDS): two shared-load waits
         self.assertEqual(b.lgkm_waits, 2)
+        # their distances: the HMMA two instructions after the second LDSM (itself, the LDS),
+        # the F2FP the LDS and four HMMAs after the LDS
+        self.assertEqual(b.lgkm_gaps, {(0.0, 2.0): 1.0, (4 * 4096.0, 1.0): 1.0})
         # outside the loop: 4 prologue + outer IADD3 before; ISETP, BRA, STG, EXIT after
         self.assertEqual(k.prologue.instructions, 5)
         self.assertEqual(k.epilogue.instructions, 4)
