@@ -50,7 +50,8 @@ The model, per unit (all waves of one block spread evenly over the schedulers):
   remainder, spread over the units (ceil), so a partial round costs a full latency chain: that
   is the tail.
   Chip-wide bounds over the whole launch:
-    L2   = bytes the blocks fetch / l2_gbs. The bytes a block fetches per K tile are its waves'
+    L2   = bytes the blocks fetch / l2_gbs (their K tiles', plus what a block fetches once
+           besides them: the halo kernel's input patch). The bytes a block fetches per K tile are its waves'
            requests, or, where the front-end knows the block's distinct tile bytes
            (`block_tile_bytes`), those at the optimistic and nominal ends: waves of one block that
            request the same bytes at the same time are served by the unit's L1 once (pessimistic:
@@ -192,6 +193,9 @@ class Launch:
     footprint_bytes: Optional[float] = None
     flops: float = 0.0
     unique_read_bytes: Optional[float] = None  # inputs + weights read once (default: unique_bytes)
+    # bytes each block fetches once besides its K tiles' (the halo kernel's input patch, copied
+    # with its first K tile): L2 / MALL traffic like the K tiles'
+    block_extra_fetch_bytes: float = 0.0
 
 
 @dataclass
@@ -336,7 +340,7 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     per_block_fetch = requested
     if c.block_tile_bytes > 0 and end != "pess":
         per_block_fetch = min(requested, c.block_tile_bytes)
-    l2_bytes = float(L.blocks) * kt * per_block_fetch
+    l2_bytes = float(L.blocks) * (kt * per_block_fetch + L.block_extra_fetch_bytes)
     l2_s = l2_bytes / (v(m.l2_gbs) * 1e9)
     mall_s = 0.0
     if m.l2_domains > 1 and v(m.mall_gbs) > 0:

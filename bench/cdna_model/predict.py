@@ -31,6 +31,7 @@ import machines  # noqa: E402
 import model_changes  # noqa: E402
 import public_kernels  # noqa: E402
 from tap_change import tap_change_rate  # noqa: E402,F401 (predict.tap_change_rate)
+from halo_patch import halo_patch_bytes  # noqa: E402
 import validate_nvidia  # noqa: E402
 from model import (KernelCounts, Launch, LoopCounts, PhaseCounts, Prediction, Range,  # noqa: E402
                    combine, predict)
@@ -97,7 +98,7 @@ def lds_ways_for(rows: Dict[str, List[dict]], target: str, k: dict, dtype: str,
     """(read ways, write ways, note) of a kernel's main loop from the bank model's rows."""
     tile = f"{k['bm']}x{k['bn']}x{k['bk']}"
     eb = 1 if dtype == "fp8" else 2
-    want_layout = "tap_reduce" if k["family"] == "tap_reduce" else None
+    want_layout = {"tap_reduce": "tap_reduce", "halo": "halo"}.get(k["family"])
     cand = [r for r in rows.get(target, []) if r.get("tile") == tile and
             int(r.get("elem_bytes", eb)) == eb and r.get("path") == "mainloop"]
     if want_layout:
@@ -106,7 +107,7 @@ def lds_ways_for(rows: Dict[str, List[dict]], target: str, k: dict, dtype: str,
         cand = [r for r in cand if "elementwise" in r["layout"]] or cand
     else:
         cand = [r for r in cand if "elementwise" not in r["layout"] and
-                "tap_reduce" not in r["layout"]] or cand
+                "tap_reduce" not in r["layout"] and "halo" not in r["layout"]] or cand
     reads = [r for r in cand if r["access"].endswith("_read")]
     writes = [r for r in cand if r["access"].endswith("_write")]
     if not reads or not writes:
@@ -138,7 +139,7 @@ def per_ktile_counts(kern: cdna_asm.Kernel, plan_k: dict, read_ways, write_ways,
     wtm = plan_k["bm"] // plan_k["warps_m"]
     wtn = plan_k["bn"] // plan_k["warps_n"]
     flops_per_ktile = 2.0 * wtm * wtn * plan_k["bk"]
-    if plan_k["family"] == "tap_reduce" or plan_k["family"] == "implicit_gemm":
+    if plan_k["family"] in ("tap_reduce", "implicit_gemm", "halo"):  # the block GEMM's K loop
         trips_per_ktile = flops_per_ktile / lc.mfma_flops if lc.mfma_flops else 1.0
     else:
         trips_per_ktile = 1.0
@@ -294,7 +295,8 @@ def predict_all(build: str, plan: dict, lds_rows, targets=("mi300x", "mi355x"),
             L = Launch(blocks=int(k["tiles"]), waves_per_block=k["threads"] // 64,
                        ktiles=int(k["k_tiles"]), blocks_per_unit=blocks_per_cu(kern, k, arch),
                        unique_bytes=unique_bytes(p) / k["launches"], flops=p["flops"],
-                       unique_read_bytes=unique_read_bytes(p))
+                       unique_read_bytes=unique_read_bytes(p),
+                       block_extra_fetch_bytes=halo_patch_bytes(p))
             one = predict(kc, L, m, name=p["id"])
             pred = combine([one] * k["launches"], p["id"]) if k["launches"] > 1 else one
             rows.append({"plan": p, "kernel": kern, "counts": kc, "launch": L, "pred": pred,

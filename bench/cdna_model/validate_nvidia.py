@@ -35,6 +35,7 @@ from model import ENDS, Launch, Prediction, combine, predict  # noqa: E402
 import nvidia_machine as nm  # noqa: E402
 from sass import SassFunction, SassKernel, analyse, kernel_counts, parse_sass  # noqa: E402
 from tap_change import tap_change_rate  # noqa: E402
+from halo_patch import halo_patch_bytes  # noqa: E402
 
 DATA = os.path.join(HERE, "data")
 
@@ -145,7 +146,7 @@ def predict_conv(p: dict, k: SassKernel, regs: int, card: str,
     per_launch = inp + (ub - inp) / launches
     L = Launch(blocks=int(kp["tiles"]), waves_per_block=kp["threads"] // 32,
                ktiles=int(kp["k_tiles"]), blocks_per_unit=bpu, unique_bytes=per_launch,
-               flops=p["flops"] / launches)
+               flops=p["flops"] / launches, block_extra_fetch_bytes=halo_patch_bytes(p))
     # K tiles a cp.async has to land before it is waited for: the tiles copied ahead
     # (pipeline_schedule.hpp: kAhead = stages - 1 for fragment atoms).
     ahead = max(kp["stages"] - 1, 1)

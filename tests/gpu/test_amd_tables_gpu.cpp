@@ -116,8 +116,8 @@ bool cout192_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, Tile* t) {
 
 // The blocks of a plan's conv on tile t, counted from the descriptor (one launch: an upsample
 // conv's phase runs on the source frame, a temporal conv's half on half of Cout).
-int64_t blocks_on(const ConvDesc& d, const KernelPlan& p, const Tile& t) {
-  const int64_t pixels = p.choice.upsample_phases ? d.h * d.w : d.out_h() * d.out_w();
+int64_t blocks_on(const ConvDesc& d, bool upsample_phases, const Tile& t) {
+  const int64_t pixels = upsample_phases ? d.h * d.w : d.out_h() * d.out_w();
   return (pixels + t.bm - 1) / t.bm * ((d.out_channels_stored() + t.bn - 1) / t.bn) * d.n *
          d.out_t();
 }
@@ -132,7 +132,8 @@ bool small_grid_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, const T
   if (s != TableSet::kGfx950 || p.family() != "implicit_gemm" || !p.choice.vector ||
       kernel::choose_tile(d.cout) != kernel::TileId::kWide ||
       !kernel::small_grid_takes_kind(d.kind) ||
-      !kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950, blocks_on(d, p, would)))
+      !kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950,
+                                              blocks_on(d, p.choice.upsample_phases, would)))
     return false;
   *t = kType == DType::kFP8E4M3 ? tile_of<c::Gfx950SmallGridShapeFp8>()
                                 : tile_of<c::Gfx950SmallGridShape>();
@@ -150,6 +151,22 @@ Tile own_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, bool tap_reduc
   Tile t, small;
   if (!cout192_tile<kType>(s, d, p, &t)) t = rule_tile<kType>(s, p);
   return small_grid_tile<kType>(s, d, p, t, &small) ? small : t;
+}
+
+// gfx950's bf16 halo kernel: the causal T = 1 convs without a cache whose Cin fills the halo's
+// 16-channel K steps up to its 96 channels, where the implicit GEMM would take the set's wide
+// tile (not the 192-wide tile, not the small-grid one: kHaloOnWideTileOnly).
+template <DType kType>
+bool gfx950_halo_case(TableSet s, const ConvDesc& d) {
+  namespace c = kernel::cdna;
+  if (s != TableSet::kGfx950 || kType != DType::kBF16 || d.kind != ConvKind::kCausal3x3x3 ||
+      d.t != 1 || d.cache_frames != 0 || d.cin % 16 != 0 ||
+      d.cin > kernel::HaloFragmentBf16::kMaxCin ||
+      kernel::choose_tile(d.cout) != kernel::TileId::kWide ||
+      kernel::takes_wide_cout192(d, false))
+    return false;
+  return !kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950,
+                                                 blocks_on(d, false, tile_of<c::Gfx950WideShape>()));
 }
 
 // The plans of d (its dtypes set) under the set and the primary set.
@@ -178,9 +195,11 @@ void check_set_case(TableSet s, const ConvDesc& factory_desc, CaseOptions o) {
   ASSERT_TRUE(p.status.ok()) << p.status.to_string();
   EXPECT_NE(p.own.name(), p.primary.name()) << "not a case of the set's own tiles";
   ASSERT_EQ(p.own.table_set, s);
-  const bool tap_reduce = p.own.family() == "tap_reduce";
-  ASSERT_TRUE(tap_reduce || p.own.family() == "implicit_gemm") << p.own.name();
-  const Tile w = own_tile<kType>(s, d, p.own, tap_reduce);
+  const bool tap_reduce = p.own.family() == "tap_reduce", halo = p.own.family() == "halo";
+  ASSERT_TRUE(tap_reduce || halo || p.own.family() == "implicit_gemm") << p.own.name();
+  EXPECT_EQ(halo, gfx950_halo_case<kType>(s, d)) << "which_kernel: " << p.own.name();
+  const Tile w = halo ? tile_of<kernel::cdna::Gfx950HaloShape>()
+                      : own_tile<kType>(s, d, p.own, tap_reduce);
   ASSERT_TRUE(same_tile(p.own, w))
       << "which_kernel: " << p.own.name() << ", the set's tile is " << w.bm << "x" << w.bn
       << "x" << w.bk << " w" << w.warps_m << "x" << w.warps_n << " s" << w.stages;
@@ -241,7 +260,8 @@ TEST(AmdTables, ServeSeedShapes) {
 // primary set is gfx942's; cuda-mma: the twins): each 96-wide vector implicit GEMM gets the tile
 // the rule names for its grid, and each set with two wide tiles gives some seed shape each;
 // gfx950's Cout % 192 convs get its 192-wide tile (takes_wide_cout192), four seed shapes or more,
-// and the grids that leave each CU one block its small-grid tile, two seed shapes or more.
+// the grids that leave each CU one block its small-grid tile, two seed shapes or more, and the
+// bf16 convs of its halo kernel (gfx950_halo_case) that kernel, one seed shape or more.
 TEST(AmdTables, RoundRule) {
   std::vector<std::pair<TableSet, const char*>> sets;
 #if defined(VAECONV_BACKEND_HIP)
@@ -252,7 +272,7 @@ TEST(AmdTables, RoundRule) {
   auto check = [&](auto type_tag, TableSet set, const char* name) {
     constexpr DType kType = decltype(type_tag)::value;
     const WideTiles t = wide_tiles<kType>(set);
-    int wide = 0, few = 0, cout192 = 0, small = 0;
+    int wide = 0, few = 0, cout192 = 0, small = 0, halo = 0;
     for (const VaeShape& sh : kVaeShapes) {
       const ConvDesc d = case_desc(sh.desc(), kType, CaseOptions{});
       KernelPlan p;
@@ -270,6 +290,11 @@ TEST(AmdTables, RoundRule) {
         ++cout192;
         continue;
       }
+      if (gfx950_halo_case<kType>(set, d)) {
+        EXPECT_EQ(p.family(), "halo") << name << " " << sh.id << ": " << p.name();
+        ++halo;
+        continue;
+      }
       if (p.family() != "implicit_gemm" || p.bn != 96 || !p.choice.vector) continue;
       const Tile want = rule_tile<kType>(set, p);
       EXPECT_TRUE(same_tile(p, want)) << name << " " << sh.id << ": " << p.name() << " on "
@@ -281,6 +306,7 @@ TEST(AmdTables, RoundRule) {
     if (set == TableSet::kGfx950) {
       EXPECT_GE(cout192, 4) << name << ": the 192-wide tile";
       EXPECT_GE(small, 2) << name << ": the small-grid tile";
+      if (kType == DType::kBF16) EXPECT_GE(halo, 1) << name << ": the halo kernel";
     }
   };
   for (const auto& [set, name] : sets) {

@@ -30,6 +30,8 @@
 #include "lds/bank_model.hpp"
 #include "vaeconv/arch/fragment_layouts.hpp"
 #include "vaeconv/kernel/epilogue_shape.hpp"
+#include "vaeconv/kernel/halo_fragment.hpp"
+#include "vaeconv/kernel/halo_tile.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
 #include "vaeconv/kernel/tap_reduce.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
@@ -280,6 +282,50 @@ void tap_reduce_epilogue_accesses(const std::string& layout, std::vector<AccessS
   out.push_back(rd);
 }
 
+// The halo kernel on fragment atoms (halo_fragment_kernel.hpp) of policy P over halo Halo, at
+// Cin = Halo::kMaxCin: its main loop's A reads straight from the halo (HaloFragment::a_offset:
+// one ds_read_b128 per lane, atom and K step, over every tap and channel step of the block's K
+// tiles), its B reads and B stage writes as the implicit GEMM's (block_gemm.hpp on B-only
+// stages above the halo: every base a multiple of 256 bytes, so the same banks), per K tile.
+// The halo's copy (once per block) is test_halo_fragment.cpp's.
+template <class Shape, class Halo, class L>
+void halo_tile(const std::string& layout, std::vector<AccessSet>& out) {
+  using P = CdnaPolicy<Shape, L>;
+  using F = kernel::HaloFragment<Halo, L>;
+  constexpr int kWaves = P::kThreads / 64;
+  constexpr int kKTiles = 9 * Halo::kMaxCin / P::BK;
+  std::vector<AccessSet> plain;
+  mainloop_accesses<P>(layout, plain);  // B reads and writes; its A rows are the implicit GEMM's
+  AccessSet a{layout, tile_name(P::BM, P::BN, P::BK), P::kElemBytes, "mfma_a_read", "mainloop",
+              kWaves, kKTiles, {}};
+  for (int wave = 0; wave < kWaves; ++wave) {
+    const int wm0 = (wave % P::kWarpsM) * P::WTM;
+    for (int k0 = 0; k0 < kKTiles * P::BK; k0 += L::kK)
+      for (int part = 0; part < L::kLdsChunks; ++part)
+        for (int i = 0; i < P::kAtomsM; ++i) {
+          WaveAccess r{Instr::kReadB128};
+          for (int l = 0; l < 64; ++l)
+            r.addr[size_t(l)] = F::a_offset(l, part, wm0 + i * L::kM, k0, Halo::kMaxCin);
+          a.instrs.push_back(r);
+        }
+  }
+  out.push_back(a);
+  for (AccessSet& r : plain) {
+    if (r.access == "mfma_a_read") continue;
+    if (r.access == "stage_write") {  // flush_b's only: the halo kernel's stages hold B
+      std::vector<WaveAccess> b_only;
+      for (const WaveAccess& w : r.instrs) {
+        bool in_b = false;
+        for (int l = 0; l < 64; ++l)
+          if (w.addr[size_t(l)] % P::kStageBytes >= P::kTileBytesA) in_b = true;
+        if (in_b) b_only.push_back(w);
+      }
+      r.instrs = b_only;
+    }
+    out.push_back(r);
+  }
+}
+
 template <class Shape, class L>
 void conv_tile(const std::string& layout, std::vector<AccessSet>& out) {
   mainloop_accesses<CdnaPolicy<Shape, L>>(layout, out);
@@ -319,6 +365,7 @@ inline std::vector<AccessSet> shipped_cdna_accesses() {
   detail::conv_tile<Gfx950WideCout192ShapeFp8, Fp8>("gfx950_wide_cout192_fp8", out);
   detail::conv_tile<Gfx950SmallGridShape, Bf16>("gfx950_small_grid_bf16", out);
   detail::conv_tile<Gfx950SmallGridShapeFp8, Fp8>("gfx950_small_grid_fp8", out);
+  detail::halo_tile<Gfx950HaloShape, kernel::HaloFragmentBf16, Bf16>("gfx950_halo_bf16", out);
   return out;
 }
 

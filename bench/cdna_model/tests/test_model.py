@@ -9,6 +9,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import cdna_asm  # noqa: E402
+import halo_patch  # noqa: E402
 import machines  # noqa: E402
 import predict  # noqa: E402
 import model  # noqa: E402
@@ -535,6 +536,21 @@ class Bounds(unittest.TestCase):
         self.assertAlmostEqual(p.nom.bounds_us["MALL"], 0.5 * (8e5 + 2e6) / 0.75e9 * 1e6)
         # one L2 (NVIDIA): no MALL term
         self.assertNotIn("MALL", run(k, L, flat_machine(l2_gbs=1.0)).nom.bounds_us)
+
+    def test_halo_patch_fetched_once_per_block(self):
+        # a halo-kernel block fetches its patch once besides its K tiles: 100 blocks x (10 K
+        # tiles x 2000 B + 5000 B) at the optimistic end
+        k = KernelCounts("k", LoopCounts(mma_cycles=1, global_load_bytes=500,
+                                         block_tile_bytes=2000))
+        L = Launch(blocks=100, waves_per_block=4, ktiles=10, blocks_per_unit=1,
+                   unique_bytes=1e5, block_extra_fetch_bytes=5000)
+        p = run(k, L, flat_machine(l2_gbs=1.0, hbm_gbs=1e9))
+        self.assertAlmostEqual(p.opt.bounds_us["L2"], 100 * (10 * 2000 + 5000) / 1e9 * 1e6)
+        # the patch of an entry: (16 + 2) x (8 + 2) pixels x 96 bf16 channels; other families none
+        plan = {"cin": 96, "dtype": "bf16", "kernel": {"family": "halo", "patch": [16, 8]}}
+        self.assertEqual(halo_patch.halo_patch_bytes(plan), 18 * 10 * 96 * 2)
+        plan["kernel"]["family"] = "implicit_gemm"
+        self.assertEqual(halo_patch.halo_patch_bytes(plan), 0.0)
 
     def test_combine_adds(self):
         k = KernelCounts("k", LoopCounts(mma_cycles=100))

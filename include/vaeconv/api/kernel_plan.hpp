@@ -210,11 +210,54 @@ inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsI
   }
 }
 
+// The implicit GEMM's tile, gather and phases for d in a table set.
+template <class Tables>
+inline KernelChoice implicit_gemm_choice(const ConvDesc& d, const PackedWeightsInfo& w) {
+  constexpr DType kBf16 = DType::kBF16, kFp8 = DType::kFP8E4M3;
+  KernelChoice c;
+  c.family = KernelChoice::Family::kImplicitGemm;
+  c.tile = kernel::choose_tile(d.cout);
+  c.vector = kernel::ImplicitGemmFamily::vector_gather(d);
+  c.upsample_phases = d.kind == ConvKind::kUpsample && w.phases == kUpsamplePhases;
+  // The 192-wide tile where the table of the operand type has one
+  // (kernel::takes_wide_cout192); the element-wise gather keeps one wide tile.
+  const bool cout192 =
+      d.in_dtype == kFp8
+          ? !std::is_void_v<typename Tables::template For<kFp8>::WideCout192>
+          : !std::is_void_v<typename Tables::template For<kBf16>::WideCout192>;
+  if (cout192 && c.tile == kernel::TileId::kWide && c.vector &&
+      kernel::takes_wide_cout192(d, c.upsample_phases))
+    c.tile = kernel::TileId::kWideCout192;
+  else if (c.tile == kernel::TileId::kWide && c.vector)
+    c.tile = d.in_dtype == kFp8
+                 ? wide_tile_by_rounds<typename Tables::template For<kFp8>>(d, w,
+                                                                            c.upsample_phases)
+                 : wide_tile_by_rounds<typename Tables::template For<kBf16>>(d, w,
+                                                                             c.upsample_phases);
+  // A grid that leaves each unit one block takes the small-grid tile where the table has one.
+  if (c.vector)
+    c.tile = d.in_dtype == kFp8
+                 ? tile_by_small_grid<typename Tables::template For<kFp8>>(
+                       d, w, c.upsample_phases, c.tile)
+                 : tile_by_small_grid<typename Tables::template For<kBf16>>(
+                       d, w, c.upsample_phases, c.tile);
+  return c;
+}
+
+// A table's kHaloOnWideTileOnly (false where it has none): its halo kernel takes only the convs
+// whose implicit GEMM would take the wide tile.
+template <class T, class = void>
+struct HaloOnWideTileOnly : std::false_type {};
+template <class T>
+struct HaloOnWideTileOnly<T, std::enable_if_t<T::kHaloOnWideTileOnly>> : std::true_type {};
+
 // The dispatch, in one place: conv_forward launches and which_kernel reports its answer, the
 // first family of the candidate list (kernel/dispatch.hpp) that can implement the conv; for the
 // implicit GEMM its tile (by Cout, then the round rule where the table has two wide tiles), its
 // gather, and the upsample conv in phases (upsample_phases.hpp). Tables: the table set whose
-// policies run (kernel::ShippedTiles, or a sweep's): its kHaloMaxCin caps the halo family.
+// policies run (kernel::ShippedTiles, or a sweep's): its kHaloMaxCin caps the halo family, and a
+// set whose halo kernel takes only the wide tile's convs (kHaloOnWideTileOnly: gfx950's) hands
+// the convs of its other tiles (192-wide, small-grid) to the implicit GEMM.
 template <class Tables = kernel::ShippedTiles>
 inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w) {
   using kernel::Candidates;
@@ -226,33 +269,17 @@ inline KernelChoice choose_kernel(const ConvDesc& d, const PackedWeightsInfo& w)
                 d, typename Candidates<kFp8, Tables::template For<kFp8>::kHaloMaxCin>::List{})
           : kernel::first_candidate(
                 d, typename Candidates<kBf16, Tables::template For<kBf16>::kHaloMaxCin>::List{}));
-  if (c.family == KernelChoice::Family::kImplicitGemm) {
-    c.tile = kernel::choose_tile(d.cout);
-    c.vector = kernel::ImplicitGemmFamily::vector_gather(d);
-    c.upsample_phases = d.kind == ConvKind::kUpsample && w.phases == kUpsamplePhases;
-    // The 192-wide tile where the table of the operand type has one
-    // (kernel::takes_wide_cout192); the element-wise gather keeps one wide tile.
-    const bool cout192 =
-        d.in_dtype == kFp8
-            ? !std::is_void_v<typename Tables::template For<kFp8>::WideCout192>
-            : !std::is_void_v<typename Tables::template For<kBf16>::WideCout192>;
-    if (cout192 && c.tile == kernel::TileId::kWide && c.vector &&
-        kernel::takes_wide_cout192(d, c.upsample_phases))
-      c.tile = kernel::TileId::kWideCout192;
-    else if (c.tile == kernel::TileId::kWide && c.vector)
-      c.tile = d.in_dtype == kFp8
-                   ? wide_tile_by_rounds<typename Tables::template For<kFp8>>(d, w,
-                                                                              c.upsample_phases)
-                   : wide_tile_by_rounds<typename Tables::template For<kBf16>>(d, w,
-                                                                               c.upsample_phases);
-    // A grid that leaves each unit one block takes the small-grid tile where the table has one.
-    if (c.vector)
-      c.tile = d.in_dtype == kFp8
-                   ? tile_by_small_grid<typename Tables::template For<kFp8>>(
-                         d, w, c.upsample_phases, c.tile)
-                   : tile_by_small_grid<typename Tables::template For<kBf16>>(
-                         d, w, c.upsample_phases, c.tile);
+  if (c.family == KernelChoice::Family::kHalo) {
+    const bool wide_only =
+        d.in_dtype == kFp8 ? HaloOnWideTileOnly<typename Tables::template For<kFp8>>::value
+                           : HaloOnWideTileOnly<typename Tables::template For<kBf16>>::value;
+    if (wide_only) {
+      const KernelChoice g = implicit_gemm_choice<Tables>(d, w);
+      if (g.tile != kernel::TileId::kWide) return g;
+    }
+    return c;
   }
+  if (c.family == KernelChoice::Family::kImplicitGemm) return implicit_gemm_choice<Tables>(d, w);
   return c;
 }
 
@@ -335,6 +362,12 @@ inline Status visit_either(const ConvDesc& d, const KernelChoice& c, V& v) {
   return visit_geometry<ElementPolicy, false>(d, c, v);
 }
 
+// Whether a table has a halo kernel (its Halo policy): the fragment-atom halo kernel's sets.
+template <class T, class = void>
+struct HasHalo : std::false_type {};
+template <class T>
+struct HasHalo<T, std::void_t<typename T::Halo>> : std::true_type {};
+
 template <class Tables, DType kType, class V>
 inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
   using T = typename Tables::template For<kType>;
@@ -350,7 +383,7 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
     case F::kHalo:
       if constexpr (kernel::kHaloKernel)
         return v.template run<kernel::HaloConvKernel<typename T::Halo>>(-1);
-      else if constexpr (kernel::kHaloFragmentKernel && kType == DType::kBF16)
+      else if constexpr (HasHalo<T>::value && kType == DType::kBF16)
         return v.template run<kernel::HaloFragmentConvKernel<typename T::Halo>>(-1);
       break;
     case F::kTapRow:

@@ -108,11 +108,11 @@ template <class... Families>
 struct CandidateList {};
 
 // The candidate lists, first match wins. Where the wide tile is the wgmma atom (NVIDIA sm_90a)
-// the halo and tap-row kernels are built and come before the implicit GEMM. On the NVIDIA
-// mma.sync build the bf16 list has the halo kernel on fragment atoms (halo_fragment_kernel.hpp,
-// tile_table.hpp's kHaloFragmentKernel); on AMD CDNA, and for fp8 there, the list is the
-// tap-reduce kernel and the implicit GEMM. kHaloMaxCin: the halo family's cap (the table's
-// kHaloMaxCin).
+// the halo and tap-row kernels are built and come before the implicit GEMM. Elsewhere the bf16
+// list has the halo kernel on fragment atoms (halo_fragment_kernel.hpp) in the table sets that
+// build it (NVIDIA mma.sync's own set; gfx950's, on AMD and as its portable twin); for fp8 there
+// the list is the tap-reduce kernel and the implicit GEMM. kHaloMaxCin: the halo family's cap
+// (the table's kHaloMaxCin; 0 where the set has no halo kernel, e.g. gfx942's).
 template <DType kType, int kHaloMaxCin>
 struct Candidates {
 #if defined(VAECONV_WIDE_WGMMA)
@@ -122,7 +122,7 @@ struct Candidates {
   using List = CandidateList<TapReduceFamily, ImplicitGemmFamily>;
 #endif
 };
-#if !defined(VAECONV_WIDE_WGMMA) && defined(VAECONV_BACKEND_CUDA)
+#if !defined(VAECONV_WIDE_WGMMA)
 template <int kHaloMaxCin>
 struct Candidates<DType::kBF16, kHaloMaxCin> {
   using List = CandidateList<TapReduceFamily, HaloFamilyOf<kHaloMaxCin>, ImplicitGemmFamily>;
@@ -143,12 +143,14 @@ inline const char* family_name(FamilyId id, CandidateList<Families...>) {
   return name;
 }
 
-// Which family the shipped lists give d (host tests; api/kernel_plan.hpp walks a table's list).
+// Which family the shipped lists give d in the build's primary table set (host tests;
+// api/kernel_plan.hpp walks a table set's list).
 inline FamilyId shipped_family(const ConvDesc& d) {
   if (d.in_dtype == DType::kFP8E4M3)
     return first_candidate(
-        d, typename Candidates<DType::kFP8E4M3, HaloFp8::kMaxCin>::List{});
-  return first_candidate(d, typename Candidates<DType::kBF16, HaloBf16::kMaxCin>::List{});
+        d, typename Candidates<DType::kFP8E4M3, Tiles<DType::kFP8E4M3>::kHaloMaxCin>::List{});
+  return first_candidate(
+      d, typename Candidates<DType::kBF16, Tiles<DType::kBF16>::kHaloMaxCin>::List{});
 }
 
 // The families' rules under the names the host tests use: whether the shipped dispatch sends d

@@ -119,6 +119,16 @@ using Gfx950WideCout192ShapeFp8 = TileShape<128, 192, 64, 2, 2, 3>;
 // conv), slower on every grid that fills the CUs (docs/perf-notes.md, W17).
 using Gfx950SmallGridShape = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
 using Gfx950SmallGridShapeFp8 = TwoBufferTileShape<128, 96, 64, 2, 1, 4>;
+// The gfx950 halo kernel (halo_fragment_kernel.hpp), bf16: a 16 x 8 patch (BM = 128) and its
+// 18 x 10 halo of up to 96 channels (34 KiB), then three B-only stages of 96 x 32: 52 KiB, three
+// blocks per CU, two waves of 64 x 96 (2 waves per SIMD). It reads each input pixel of a block
+// once instead of at nine taps, so a block fetches a third of the 256 x 96 tile's bytes per
+// FLOP, and the Infinity Cache that bounds the 96-channel layers at the model's pessimistic end
+// drops out; its K-tile chain then bounds it, below the implicit GEMM's time. Taken where the
+// set's implicit GEMM would take the 256 x 96 tile (the 96 -> 96 layers): on the Cout % 192 and
+// small-grid rows their own tiles are faster (docs/perf-notes.md, W18). Not measured on AMD
+// hardware.
+using Gfx950HaloShape = TileShape<128, 96, 32, 2, 1, 3>;
 // No few-rounds partner (tile_rounds.hpp) on gfx950: the one candidate with fewer resident
 // blocks of the same grid, 256 x 96 with 128-byte K tiles in two stages (88 KiB, 1 block per CU),
 // gains the fp8 set 0.7 % and loses the bf16 set 0.8 % at the model's pessimistic end
@@ -212,16 +222,22 @@ constexpr bool kHaloKernel = false;
 
 // The halo kernel on fragment atoms (halo_fragment_kernel.hpp), bf16 only: a 16 x 8 patch
 // (BM = 128) and its 18 x 10 halo of up to 96 channels (34 KiB), then the wide tile's B stages.
-// Built on the NVIDIA mma.sync build (the portable twin the GPU suite runs): 128 x 96 x 32 in
-// four warps of 64 x 48 and 4 stages, 58 KiB, 3 blocks/SM (166 registers, no spill). AMD: not in
-// the candidate lists until the CDNA model predicts it faster than the implicit GEMM
-// (docs/perf-notes.md).
+// The NVIDIA mma.sync build's own set: 128 x 96 x 32 in four warps of 64 x 48 and 4 stages,
+// 58 KiB, 3 blocks/SM (166 registers, no spill). AMD: the gfx950 set's, on its own tile
+// (cdna::Gfx950HaloShape; gfx942's set has none), which the mma.sync build twins.
 using HaloFragmentBf16 = HaloTile<16, 8, 96, 2>;  // 128 output pixels
 #if !defined(VAECONV_WIDE_WGMMA) && !defined(VAECONV_BACKEND_HIP)
 constexpr bool kHaloFragmentKernel = true;
 using HaloFragmentShape = TileShape<128, 96, 32, 2, 2, 4, 3>;
 #else
 constexpr bool kHaloFragmentKernel = false;
+#endif
+// The gfx950 set's bf16 halo kernel (cdna::Gfx950HaloShape): built on AMD, where gfx950 runs
+// it, and on the NVIDIA mma.sync build, whose gfx950 set is its portable twin.
+#if !defined(VAECONV_WIDE_WGMMA)
+constexpr bool kGfx950HaloKernel = true;
+#else
+constexpr bool kGfx950HaloKernel = false;
 #endif
 
 // The FP8 halo kernel: the same kernel on e4m3 operands (16 channels per halo chunk, K steps of
@@ -267,7 +283,9 @@ using WideAtomFp8 = Arch::AtomFp8;
 // The shipped policies of each operand type. A dispatch reads a table set (Tables::For<kType>,
 // api/kernel_plan.hpp): the library's is ShippedTiles; a sweep's bench translation unit passes its
 // own, the shipped tables with one entry replaced by a candidate (bench/sweep_candidate.cpp).
-// kHaloMaxCin: the largest Cin the halo kernel's halo holds, the dispatch's cap. WideFewRounds:
+// kHaloMaxCin: the largest Cin the halo kernel's halo holds, the dispatch's cap (0: the set has
+// no halo kernel); kHaloOnWideTileOnly (where set, true): the halo kernel takes only the convs
+// whose implicit GEMM would take the set's wide tile (kernel_plan.hpp). WideFewRounds:
 // the wide tile's few-rounds partner and kRoundTarget the target constants of the round rule
 // (tile_rounds.hpp) where the set has one, else void (one wide tile). WideCout192: the tile of
 // the Cout % 192 == 0 convs of dispatch.hpp's takes_wide_cout192 where the set has one (sm_90a
@@ -277,7 +295,11 @@ template <DType kType>
 struct Tiles;
 template <>
 struct Tiles<DType::kBF16> {
+#if defined(VAECONV_BACKEND_HIP)
+  static constexpr int kHaloMaxCin = 0;  // gfx942: no halo kernel (the gfx950 set has one)
+#else
   static constexpr int kHaloMaxCin = HaloBf16::kMaxCin;
+#endif
   using Wide = TilePolicy<WideShape, Arch, WideAtomBf16>;
 #if defined(VAECONV_BACKEND_HIP)
   using WideFewRounds = TilePolicy<WideFewRoundsShape, Arch, Arch::AtomBf16>;
@@ -360,6 +382,10 @@ struct Gfx950Tiles<DType::kBF16> : Tiles<DType::kBF16> {
   using WideCout192 = TilePolicy<cdna::Gfx950WideCout192Shape, Gfx950Arch, Arch::AtomBf16>;
   using WideSmallGrid = TilePolicy<cdna::Gfx950SmallGridShape, Gfx950Arch, Arch::AtomBf16>;
   static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx950;
+  static constexpr int kHaloMaxCin = HaloFragmentBf16::kMaxCin;
+  static constexpr bool kHaloOnWideTileOnly = true;
+  using Halo = HaloPolicy<TilePolicy<cdna::Gfx950HaloShape, Gfx950Arch, Arch::AtomBf16>,
+                          HaloFragmentBf16>;
 };
 template <>
 struct Gfx950Tiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
