@@ -122,7 +122,7 @@ struct Candidates {
   using List = CandidateList<TapReduceFamily, ImplicitGemmFamily>;
 #endif
 };
-#if !defined(VAECONV_WIDE_WGMMA)
+#if !defined(VAECONV_WIDE_WGMMA) && (defined(VAECONV_BACKEND_CUDA) || defined(VAECONV_BACKEND_HIP))
 template <int kHaloMaxCin>
 struct Candidates<DType::kBF16, kHaloMaxCin> {
   using List = CandidateList<TapReduceFamily, HaloFamilyOf<kHaloMaxCin>, ImplicitGemmFamily>;
@@ -148,9 +148,8 @@ inline const char* family_name(FamilyId id, CandidateList<Families...>) {
 inline FamilyId shipped_family(const ConvDesc& d) {
   if (d.in_dtype == DType::kFP8E4M3)
     return first_candidate(
-        d, typename Candidates<DType::kFP8E4M3, Tiles<DType::kFP8E4M3>::kHaloMaxCin>::List{});
-  return first_candidate(
-      d, typename Candidates<DType::kBF16, Tiles<DType::kBF16>::kHaloMaxCin>::List{});
+        d, typename Candidates<DType::kFP8E4M3, HaloFp8::kMaxCin>::List{});
+  return first_candidate(d, typename Candidates<DType::kBF16, kPrimaryHaloMaxCinBf16>::List{});
 }
 
 // The families' rules under the names the host tests use: whether the shipped dispatch sends d

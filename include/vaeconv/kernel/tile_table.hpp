@@ -232,12 +232,13 @@ using HaloFragmentShape = TileShape<128, 96, 32, 2, 2, 4, 3>;
 #else
 constexpr bool kHaloFragmentKernel = false;
 #endif
-// The gfx950 set's bf16 halo kernel (cdna::Gfx950HaloShape): built on AMD, where gfx950 runs
-// it, and on the NVIDIA mma.sync build, whose gfx950 set is its portable twin.
-#if !defined(VAECONV_WIDE_WGMMA)
-constexpr bool kGfx950HaloKernel = true;
+// The bf16 halo cap of the build's primary table set (its Tiles<kBF16>::kHaloMaxCin, the
+// dispatch's shipped_family): 0 on AMD, whose primary set (gfx942's) has no halo kernel; the
+// gfx950 set's (cdna::Gfx950HaloShape, which the mma.sync build twins) is its own.
+#if defined(VAECONV_BACKEND_HIP)
+constexpr int kPrimaryHaloMaxCinBf16 = 0;
 #else
-constexpr bool kGfx950HaloKernel = false;
+constexpr int kPrimaryHaloMaxCinBf16 = HaloBf16::kMaxCin;
 #endif
 
 // The FP8 halo kernel: the same kernel on e4m3 operands (16 channels per halo chunk, K steps of
@@ -295,11 +296,7 @@ template <DType kType>
 struct Tiles;
 template <>
 struct Tiles<DType::kBF16> {
-#if defined(VAECONV_BACKEND_HIP)
-  static constexpr int kHaloMaxCin = 0;  // gfx942: no halo kernel (the gfx950 set has one)
-#else
-  static constexpr int kHaloMaxCin = HaloBf16::kMaxCin;
-#endif
+  static constexpr int kHaloMaxCin = kPrimaryHaloMaxCinBf16;
   using Wide = TilePolicy<WideShape, Arch, WideAtomBf16>;
 #if defined(VAECONV_BACKEND_HIP)
   using WideFewRounds = TilePolicy<WideFewRoundsShape, Arch, Arch::AtomBf16>;
