@@ -35,7 +35,10 @@
 # (then warpsM/warpsN count warps; with wgmma they count warpgroups). A wgmma candidate whose warp
 # tile is not 96 wide needs its width generated first (scripts/gen_wgmma_asm.py).
 # AMD (no GPU needed): the CDNA model ranks wide-tile candidates from their assembly (flag
-# "w192": the candidate takes the rows of the 192-wide tile instead of the 96-wide one's):
+# "w192": the candidate takes the rows of the 192-wide tile instead of the 96-wide one's; flag
+# "halo": the candidate is the halo kernel on fragment atoms, a (BM / 8) x 8 patch of up to 96
+# channels, and takes the T = 1 causal rows with Cin <= 96 that the set gives its halo kernel or
+# its 96-wide implicit GEMM):
 #   bench/sweep.sh amd-model gfx950 "256,96,32,4,1,3" "256,96,64,4,1,3,fp8" ...
 # compiles one translation unit of the candidates (the implicit-GEMM kernel on the causal,
 # downsample and upsample-phase geometries, each candidate on arch::Cdna where its LDS fits
@@ -171,25 +174,38 @@ case "${1:-}" in
     kernels="" banks="" i=0
     for c in "$@"; do
       IFS=, read -r bm bn bk wm wn st extra <<<"$c"
-      atom=AtomBf16 lay=Mfma32x32x16Bf16 eb=2 shape=TileShape bufs=$st
+      atom=AtomBf16 lay=Mfma32x32x16Bf16 eb=2 shape=TileShape bufs=$st halo=0
       for f in ${extra//,/ }; do
         case "$f" in
           fp8) atom=AtomFp8 lay=Mfma32x32x64Fp8 eb=1 ;;
           k32) atom=k32 lay=Mfma32x32x32Fp8 eb=1 ;;  # fp8 on the sweep's 32x32x32 e4m3 atom (gfx942; sweep_atom_fp8_k32.hpp)
           tb) shape=TwoBufferTileShape bufs=2 ;;  # two LDS buffers, st - 1 tiles ahead in registers
           w192) ;;  # moves the rows of the 192-wide tile (the predictor below), not the 96-wide
+          halo) halo=1 ;;  # the halo kernel on fragment atoms: a (BM / 8) x 8 patch, 96 channels
           *) echo "unknown amd-model candidate flag: $f" >&2; exit 2 ;;
         esac
       done
       arch=arch::Cdna
-      [ $((bufs * (bm + bn) * bk * eb)) -gt 65536 ] && arch=arch::CdnaGfx950Only
+      lds=$((bufs * (bm + bn) * bk * eb))
+      # the halo kernel: its halo ((BM / 8 + 2) x 10 pixels of 96 channels) and B-only stages
+      [ $halo = 1 ] && lds=$(((bm / 8 + 2) * 10 * 96 * eb + bufs * bn * bk * eb))
+      [ $lds -gt 65536 ] && arch=arch::CdnaGfx950Only
+      # gfx950's halo kernel is a gfx950-only entry, so a candidate replaces it by name
+      [ $halo = 1 ] && [ "$target" = gfx950 ] && arch=arch::CdnaGfx950Only
       atom_t=arch::Cdna::$atom
       [ "$atom" = k32 ] && atom_t=sweep::AtomFp8K32
-      kernels+="using C$i = TilePolicy<$shape<$bm, $bn, $bk, $wm, $wn, $st>, $arch, $atom_t>;"$'\n'
-      for g in CausalGeometry DownsampleGeometry UpsamplePhaseGeometry; do
-        kernels+="template __global__ void conv_kernel<C$i, $g, true>(ConvParams);"$'\n'
-      done
-      banks+="  vaeconv::lds::detail::conv_tile<vaeconv::kernel::$shape<$bm, $bn, $bk, $wm, $wn, $st>, vaeconv::layout::$lay>(\"candidate_$i\", out);"$'\n'
+      policy="TilePolicy<$shape<$bm, $bn, $bk, $wm, $wn, $st>, $arch, $atom_t>"
+      if [ $halo = 1 ]; then
+        kernels+="using C$i = HaloPolicy<$policy, HaloTile<$((bm / 8)), 8, 96, $eb>>;"$'\n'
+        kernels+="template __global__ void halo_fragment_conv_kernel<C$i>(ConvParams);"$'\n'
+        banks+="  vaeconv::lds::detail::halo_tile<vaeconv::kernel::$shape<$bm, $bn, $bk, $wm, $wn, $st>, vaeconv::kernel::HaloTile<$((bm / 8)), 8, 96, $eb>, vaeconv::layout::$lay>(\"candidate_halo_$i\", out);"$'\n'
+      else
+        kernels+="using C$i = $policy;"$'\n'
+        for g in CausalGeometry DownsampleGeometry UpsamplePhaseGeometry; do
+          kernels+="template __global__ void conv_kernel<C$i, $g, true>(ConvParams);"$'\n'
+        done
+        banks+="  vaeconv::lds::detail::conv_tile<vaeconv::kernel::$shape<$bm, $bn, $bk, $wm, $wn, $st>, vaeconv::layout::$lay>(\"candidate_$i\", out);"$'\n'
+      fi
       i=$((i + 1))
     done
     {
@@ -225,13 +241,14 @@ tname = {v: k for k, v in P.machines.TARGETS.items()}[target]
 plan = P.load_plan(build, None)
 lds_rows, _ = P.load_lds_ways(build)
 # Each candidate's own bank rows (banks.json, written above) replace the rows of its tile name
-# (BM x BN x BK and element bytes), which a shipped tile of other waves may share.
+# (BM x BN x BK, element bytes, and whether it is a halo kernel's), which a shipped tile of other waves may share.
 with open(os.path.join(os.path.dirname(asm), "banks.json")) as f:
     cand_rows = json.load(f)
+def kind(r):  # a halo kernel's rows and an implicit GEMM's of one tile name stay apart
+    return (r.get("tile"), int(r.get("elem_bytes", 2)), "halo" in r.get("layout", ""))
 for tgt, rows in cand_rows.items():
-    names = {(r["tile"], r["elem_bytes"]) for r in rows}
-    lds_rows[tgt] = [r for r in lds_rows.get(tgt, []) if (r.get("tile"), int(r.get("elem_bytes", 2)))
-                     not in names] + rows
+    names = {kind(r) for r in rows}
+    lds_rows[tgt] = [r for r in lds_rows.get(tgt, []) if kind(r) not in names] + rows
 shipped = os.path.join(build, "kernels", "asm", f"conv_instances-{target}.s")
 new = cdna_asm.parse_file(asm, target)
 P.predict_all(build, plan, lds_rows, targets=(tname,))  # parses the shipped assembly once
@@ -254,9 +271,10 @@ def wide_rows(rows, dt):
     """The 1024² image rows of dt on a 96- or 192-wide vector implicit GEMM, by shape id."""
     return {r["plan"]["id"]: r for r in rows
             if r["plan"]["dtype"] == dt and r["plan"]["resolution"] == 1024
-            and not P.is_video(r["plan"]) and r["plan"]["kernel"]["family"] == "implicit_gemm"
-            and r["plan"]["kernel"]["vector"]
-            and (r["plan"]["kernel"]["bn"] in (96, 192) or r["plan"]["kernel"].get("swept"))}
+            and not P.is_video(r["plan"])
+            and (r["plan"]["kernel"].get("swept") or r["plan"]["kernel"]["family"] == "halo"
+                 or (r["plan"]["kernel"]["family"] == "implicit_gemm" and r["plan"]["kernel"]["vector"]
+                     and r["plan"]["kernel"]["bn"] in (96, 192)))}
 
 def pess(r):
     return r["plan"]["calls"] * r["pred"].pess.time_us
@@ -311,6 +329,24 @@ for c in cands:
     out = copy.deepcopy(plan)
     for p in out["plans"]:
         k = p["kernel"]
+        if "halo" in f[6:]:
+            # a halo candidate takes the causal T = 1 rows (Cin <= 96 in 16-channel steps) that
+            # the set runs on its halo kernel or on its wide implicit GEMM (gfx950: the 256 x 96
+            # tile's rows only, as the set's kHaloOnWideTileOnly; not its small-grid tile's)
+            wide = (k["family"] == "implicit_gemm" and k["vector"] and k["bn"] == 96
+                    and k["loader"] == "" and k["geometry"] == [1, 1, 1, 3]
+                    and (target != "gfx950" or k["bm"] == 256))
+            if (p.get("target", target) != target or p["dtype"] != dt or P.is_video(p)
+                    or not (k["family"] == "halo" or wide)
+                    or p.get("t", 1) != 1 or p["cin"] > 96 or p["cin"] % 16 != 0):
+                continue
+            rows = bm // 8
+            k.update(family="halo", bm=bm, bn=bn, bk=bk, warps_m=wm, warps_n=wn, stages=st,
+                     lds_stages=st, min_blocks=1, threads=wm * wn * 64, patch=[rows, 8],
+                     tiles=math.ceil(p["out_h"] / rows) * math.ceil(p["out_w"] / 8)
+                     * math.ceil(p["cout"] / bn) * p.get("n", 1),
+                     k_tiles=math.ceil(9 * p["cin"] / bk), lds_bytes=0, launches=1, swept=True)
+            continue
         if (p.get("target", target) != target or p["dtype"] != dt or k["family"] != "implicit_gemm"
                 or not k["vector"] or k["bn"] != moves_bn or P.is_video(p)):
             continue
