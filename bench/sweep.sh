@@ -255,6 +255,8 @@ P.predict_all(build, plan, lds_rows, targets=(tname,))  # parses the shipped ass
 key = next(k for k in P._PARSED if k.startswith(shipped + ":"))
 names = {k.name for k in new}
 P._PARSED[key] = [k for k in P._PARSED[key] if k.name not in names] + new
+if target == "gfx942":  # a gfx950-only entry is a trap on gfx942: no plan of gfx942 names one
+    P._PARSED[key] = [k for k in P._PARSED[key] if "CdnaGfx950Only" not in k.name]
 
 def show(tag, plan, dt):
     rows = P.predict_all(build, plan, lds_rows, targets=(tname,))[tname]
