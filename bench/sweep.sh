@@ -344,7 +344,7 @@ for c in cands:
                 continue
             rows = bm // 8
             k.update(family="halo", bm=bm, bn=bn, bk=bk, warps_m=wm, warps_n=wn, stages=st,
-                     lds_stages=st, min_blocks=1, threads=wm * wn * 64, patch=[rows, 8],
+                     lds_stages=2 if "tb" in f[6:] else st, min_blocks=1, threads=wm * wn * 64, patch=[rows, 8],
                      tiles=math.ceil(p["out_h"] / rows) * math.ceil(p["out_w"] / 8)
                      * math.ceil(p["cout"] / bn) * p.get("n", 1),
                      k_tiles=math.ceil(9 * p["cin"] / bk), lds_bytes=0, launches=1, swept=True)

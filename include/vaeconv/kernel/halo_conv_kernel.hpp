@@ -39,18 +39,20 @@
 namespace vaeconv::kernel {
 
 // A tile policy whose stages hold B only, after a halo region aligned to the 1 KiB swizzle repeat
-// that B's descriptors need. The shared block GEMM and epilogue read these sizes.
+// that B's descriptors need. The shared block GEMM and epilogue read these sizes. B's buffers
+// are the base tile's (Base::kLdsBuffers): one per stage, or, for a TwoBufferTileShape where
+// copies stage in registers (AMD), two with the tiles ahead in registers; the halo is no stage
+// buffer (written once, before the K loop's first barrier), so either form holds it.
 template <class Base, class Halo_>
 struct HaloPolicy : Base {
   using Halo = Halo_;
   static constexpr int kHaloBytes = (Halo::kBytes + 1023) / 1024 * 1024;
   static constexpr int kTileBytesA = 0;
   static constexpr int kStageBytes = Base::kTileBytesB;
-  static constexpr int kPipelineBytes = kHaloBytes + kStageBytes * Base::kStages;
+  static constexpr int kPipelineBytes = kHaloBytes + kStageBytes * Base::kLdsBuffers;
   // One tile per block: the epilogue may stage in all of the LDS once the K loop is done.
   static constexpr int kAheadBytes = kPipelineBytes;
   static_assert(Base::kElemBytes == Halo::kElemBytes, "halo and atom agree on the element");
-  static_assert(Base::kLdsStages == Base::kStages, "the halo kernels keep a buffer per stage");
   static_assert(Base::BM == Halo::kPixels, "the patch is the GEMM's M tile");
   static_assert(Halo::kCols == 8 && Base::WTM % 8 == 0 && Base::AtomT::kM % 8 == 0,
                 "a core matrix of 8 A rows is one patch row of 8 pixels");
