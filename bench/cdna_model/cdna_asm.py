@@ -29,7 +29,11 @@ Reads the `clang --cuda-device-only -S` output of kernels/conv_instances.cpp for
     youngest (they retire in issue order; gfx9 counts stores too). For each wait that requires a
     load no earlier wait required: the barrier interval it sits in and how much matrix work
     lies between that load's issue and the wait (MFMAs). `prefetch_steps` turns that into the
-    prefetch distance of each wait point of a trip (predict.py, model.py).
+    prefetch distance of each wait point of a trip (predict.py, model.py);
+  - the LDS waits' distances (`lds_wait_gaps`, model step 11): along the steady and the longest
+    path, twice, each `s_waitcnt lgkmcnt(N)` requires every LDS / scalar-memory operation but the
+    N youngest; the wave's own issue cycles between the youngest it newly requires and the wait
+    (`Counts.lgkm_gaps`), of which model.lds_wait charges the LDS latency's remainder.
 
 Kernel names are decoded like cmake/resource_report.cmake does (TileShape, Atom, Geometry,
 vector flag, tap-reduce HaloPatch), so a dispatch plan entry is matched by its fields.
