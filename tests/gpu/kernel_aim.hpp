@@ -13,7 +13,9 @@ namespace vaeconv::test {
 // What which_kernel must report for a case on this build. The halo and tap-row kernels exist
 // where the wide tile is the wgmma atom (VAECONV_NVIDIA_WGMMA, sm_90a); the bf16 halo kernel also
 // on the NVIDIA mma.sync build (the halo kernel on fragment atoms, kernel::kHaloFragmentKernel);
-// elsewhere their cases run the implicit GEMM, and that is asserted instead.
+// elsewhere their cases run the implicit GEMM, and that is asserted instead. (These are the
+// primary set's plans, which which_kernel(d) reports; gfx950's set, whose bf16 halo kernel takes
+// the 96-wide tile's convs, is asserted by test_amd_tables_gpu.cpp.)
 struct Aim {
   const char* family = nullptr;  // KernelPlan::family(); nullptr: the case aims at no kernel
   int vector = -1;               // implicit GEMM: 1 the 16-byte gather, 0 element-wise; -1 either
