@@ -178,6 +178,14 @@ class Counts:
             setattr(self, name, getattr(self, name) + getattr(o, name) * times)
 
 
+def nop_cycles(ins: Inst) -> int:
+    """The wait states of `s_nop n`: n + 1 cycles (n 0 when unreadable)."""
+    try:
+        return int(ins.operands.split()[0], 0) + 1
+    except (ValueError, IndexError):
+        return 1
+
+
 def count_insts(insts: List[Inst], target: str, wave: int = 64) -> Counts:
     c = Counts()
     for ins in insts:
@@ -207,11 +215,7 @@ def count_insts(insts: List[Inst], target: str, wave: int = 64) -> Counts:
             elif kind == "store":
                 c.global_store_bytes += w * wave
         elif mn == "s_nop":
-            try:
-                n = int(ins.operands.split()[0], 0)
-            except (ValueError, IndexError):
-                n = 0
-            c.nop_cycles += n + 1
+            c.nop_cycles += nop_cycles(ins)
         elif mn == "s_barrier":
             c.barriers += 1
         elif mn == "s_waitcnt":
@@ -662,10 +666,7 @@ def issue_cycles(ins: Inst, target: str) -> int:
     if mn.startswith("v_"):
         return VALU_ISSUE_CYCLES
     if mn == "s_nop":
-        try:
-            return int(ins.operands.split()[0], 0) + 1
-        except (ValueError, IndexError):
-            return 1
+        return nop_cycles(ins)
     return 1
 
 

@@ -291,17 +291,14 @@ def classify(instrs: List[Instr], wrap: bool = False) -> RawCounts:
         row = MMA_TABLE.get(ins.opcode) if ins.base in MMA_OPS else None
         return (row.flops, 0.0) if row is not None else (0.0, 1.0)
     if wrap:  # the barriers the body's tail leaves set for the next trip, a trip earlier
-        tf, ti = 0.0, 0.0
-        for ins in instrs:
-            f, i = issue_of(ins)
-            tf, ti = tf + f, ti + i
         pf, pi = 0.0, 0.0
         for ins in instrs:
             if ins.write_barrier is not None:
                 setter[ins.write_barrier] = ins.base
-                set_at[ins.write_barrier] = (pf - tf, pi - ti)
+                set_at[ins.write_barrier] = (pf, pi)
             f, i = issue_of(ins)
             pf, pi = pf + f, pi + i
+        set_at = {b: (f - pf, i - pi) for b, (f, i) in set_at.items()}  # pf, pi: the whole trip
     pos_f, pos_i = 0.0, 0.0
     for ins in instrs:
         b = ins.base

@@ -133,8 +133,8 @@ def unique_bytes(p: dict) -> float:
 
 def predict_conv(p: dict, k: SassKernel, regs: int, card: str,
                  overrides: Optional[dict] = None) -> Prediction:
+    """k: the conv's kernel, its loop one trip at the conv's tap-change rate (run(): with_tap_rate)."""
     kp = p["kernel"]
-    k = k.with_tap_rate(tap_change_rate(p))  # a trip: the steady path and the tap change at its rate
     m = nm.machine(card, overrides)
     c = nm.costs(card, overrides)
     launches = max(int(kp["launches"]), 1)
@@ -196,9 +196,10 @@ def run(card: str, sass_path: str, res_path: str, plan_path: str, bench_path: st
             raise SystemExit(f"{p['id']} {p['dtype']}: no SASS function for {key}")
         if fn.name not in analysed:
             analysed[fn.name] = analyse(fn)
-        k = analysed[fn.name]
-        if k.loop is None:
+        if analysed[fn.name].loop is None:
             raise SystemExit(f"{p['id']} {p['dtype']}: no main loop found in {fn.name}")
+        # a trip of its loop: the steady path and the tap change at this conv's rate
+        k = analysed[fn.name].with_tap_rate(tap_change_rate(p))
         regs = res.get(fn.name, {}).get("REG")
         if regs is None:
             raise SystemExit(f"{p['id']}: no register count for {fn.name}")
@@ -211,7 +212,7 @@ def run(card: str, sass_path: str, res_path: str, plan_path: str, bench_path: st
     for p, k, regs, meas in cases:
         pred = predict_conv(p, k, regs, card)
         err = (pred.time_us - meas) / meas * 100 if meas else None
-        b = k.with_tap_rate(tap_change_rate(p)).body
+        b = k.body
         shapes.append({
             "id": p["id"], "dtype": p["dtype"], "calls": p["calls"], "resolution": p["resolution"],
             "kernel": p["kernel"]["name"], "blocks": p["kernel"]["tiles"],
