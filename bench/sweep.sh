@@ -241,7 +241,8 @@ tname = {v: k for k, v in P.machines.TARGETS.items()}[target]
 plan = P.load_plan(build, None)
 lds_rows, _ = P.load_lds_ways(build)
 # Each candidate's own bank rows (banks.json, written above) replace the rows of its tile name
-# (BM x BN x BK, element bytes, and whether it is a halo kernel's), which a shipped tile of other waves may share.
+# (BM x BN x BK, element bytes, and whether it is a halo kernel's), which a shipped tile of other
+# waves may share.
 with open(os.path.join(os.path.dirname(asm), "banks.json")) as f:
     cand_rows = json.load(f)
 def kind(r):  # a halo kernel's rows and an implicit GEMM's of one tile name stay apart
@@ -270,13 +271,14 @@ def show(tag, plan, dt):
     return rows
 
 def wide_rows(rows, dt):
-    """The 1024² image rows of dt on a 96- or 192-wide vector implicit GEMM, by shape id."""
+    """The 1024² image rows of dt on a 96- or 192-wide vector implicit GEMM or on the halo
+    kernel, and every row a candidate took, by shape id."""
+    def wide(k):
+        return (k.get("swept") or k["family"] == "halo"
+                or (k["family"] == "implicit_gemm" and k["vector"] and k["bn"] in (96, 192)))
     return {r["plan"]["id"]: r for r in rows
             if r["plan"]["dtype"] == dt and r["plan"]["resolution"] == 1024
-            and not P.is_video(r["plan"])
-            and (r["plan"]["kernel"].get("swept") or r["plan"]["kernel"]["family"] == "halo"
-                 or (r["plan"]["kernel"]["family"] == "implicit_gemm" and r["plan"]["kernel"]["vector"]
-                     and r["plan"]["kernel"]["bn"] in (96, 192)))}
+            and not P.is_video(r["plan"]) and wide(r["plan"]["kernel"])}
 
 def pess(r):
     return r["plan"]["calls"] * r["pred"].pess.time_us
@@ -342,10 +344,11 @@ for c in cands:
                     or not (k["family"] == "halo" or wide)
                     or p.get("t", 1) != 1 or p["cin"] > 96 or p["cin"] % 16 != 0):
                 continue
-            rows = bm // 8
+            patch_rows = bm // 8
             k.update(family="halo", bm=bm, bn=bn, bk=bk, warps_m=wm, warps_n=wn, stages=st,
-                     lds_stages=2 if "tb" in f[6:] else st, min_blocks=1, threads=wm * wn * 64, patch=[rows, 8],
-                     tiles=math.ceil(p["out_h"] / rows) * math.ceil(p["out_w"] / 8)
+                     lds_stages=2 if "tb" in f[6:] else st, min_blocks=1, threads=wm * wn * 64,
+                     patch=[patch_rows, 8],
+                     tiles=math.ceil(p["out_h"] / patch_rows) * math.ceil(p["out_w"] / 8)
                      * math.ceil(p["cout"] / bn) * p.get("n", 1),
                      k_tiles=math.ceil(9 * p["cin"] / bk), lds_bytes=0, launches=1, swept=True)
             continue
