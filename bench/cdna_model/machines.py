@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Union
 
+import l2_reuse
 from model import Machine, Range
 
 Num = Union[float, int, Range]
@@ -20,6 +21,9 @@ SRC_CDNA3_WP = "AMD CDNA 3 architecture white paper (MI300X: 2.1 GHz peak engine
 SRC_IC = "AMD MI300X launch: Infinity Cache 17 TB/s peak (servethehome.com/amd-instinct-mi300x-gpu-and-mi300a-apus-launched-for-ai-era/3)"
 SRC_CDNA4 = "AMD CDNA 4 / MI350 at Hot Chips 2025 (2.4 GHz peak, 8 XCDs x 4 MB L2, LDS doubled) and ISSCC 2026 (32 CUs per XCD)"
 SRC_PUBLIC = "bench/cdna_model/public_kernels.py (published MI355X GEMM times, cited there)"
+SRC_HK_L2 = ("HipKittens (arXiv 2511.08083) Table 4: measured MI355X L2 hit rates of six GEMM grid "
+             "schedules (bench/cdna_model/data/hipkittens-l2.json)")
+_HIT_PESS, _HIT_NOM = l2_reuse.hit_scale()
 SRC_CC = "Chips and Cheese, 'Testing AMD's Giant MI300X' (chipsandcheese.com/p/testing-amds-giant-mi300x): pointer-chase latencies of L2 / Infinity Cache / HBM"
 
 
@@ -80,6 +84,11 @@ ROWS: List[Row] = [
     Row("mall_gbs", "Infinity Cache (MALL) bandwidth: the XCDs' L2 misses",
         Range(17200, 12000, 14600), Range(17200, 12000, 14600), "GB/s",
         SRC_IC + " (CDNA4: ASSUMPTION, the same); pessimistic: ASSUMPTION 70 % of the peak"),
+    Row("l2_window_hit_scale", "measured / modelled L2 hit rate (l2_reuse.py's window model)",
+        Range(1.0, _HIT_PESS, _HIT_NOM), Range(1.0, _HIT_PESS, _HIT_NOM), "x",
+        SRC_HK_L2 + ", each predicted by the window model (l2_reuse.calibration): pessimistic the "
+        "smallest ratio, nominal the median; CDNA3 keeps 4 MB of L2 per XCD too (" + SRC_CDNA3_WP
+        + "), the same scale ASSUMED for MI300X (38 CUs per XCD)"),
     Row("mall_bytes", "Infinity Cache capacity", 256 * 2**20, 256 * 2**20, "bytes", SRC_SPECS),
     Row("global_latency_ns", "global load round trip under load (one K tile's exposed wait)",
         Range(300, 800, 500), Range(300, 800, 500), "ns",

@@ -60,7 +60,11 @@ The model, per unit (all waves of one block spread evenly over the schedulers):
            bytes that miss every XCD's L2 / mall_gbs. Workgroups are dispatched round-robin over
            the XCDs, so every XCD reads (nearly) every distinct input and weight byte once:
            at least l2_domains x unique read bytes, at most every L2 fetch. Optimistic: the
-           floor; pessimistic: every fetch; nominal: the midpoint.
+           floor; nominal and pessimistic: the fetches the XCD's L2 does not serve, by the
+           launch's `l2_hit` (l2_reuse.py: the blocks an XCD holds at once share the A tile of
+           one pixel block and the B tile of one Cout tile; calibrated on measured L2 hit rates)
+           applied to the K tiles' fetches, never below the floor; a launch without `l2_hit`:
+           every fetch (pessimistic), the midpoint (nominal).
     HBM  = unique bytes / HBM bandwidth (the MALL's at the optimistic end when the footprint
            fits it).
   Prologue and epilogue per block (issue cycles, its store bytes over the unit's L2 share, plus one
@@ -196,6 +200,9 @@ class Launch:
     # bytes each block fetches once besides its K tiles' (the halo kernel's input patch, copied
     # with its first K tile): L2 / MALL traffic like the K tiles'
     block_extra_fetch_bytes: float = 0.0
+    # the share of the blocks' K-tile fetches an XCD's L2 serves, per end (l2_reuse.py's window
+    # model; None: unknown, the MALL's nominal end the midpoint of floor and every fetch)
+    l2_hit: Optional[Range] = None
 
 
 @dataclass
@@ -346,7 +353,12 @@ def _evaluate(k: KernelCounts, L: Launch, m: Machine, end: str) -> EndResult:
     if m.l2_domains > 1 and v(m.mall_gbs) > 0:
         reads = L.unique_read_bytes if L.unique_read_bytes is not None else L.unique_bytes
         floor = min(l2_bytes, m.l2_domains * reads)
-        ends = {"opt": floor, "pess": l2_bytes, "nom": 0.5 * (floor + l2_bytes)}
+        if L.l2_hit is None:
+            ends = {"opt": floor, "pess": l2_bytes, "nom": 0.5 * (floor + l2_bytes)}
+        else:  # the K tiles' fetches the XCD's L2 does not serve, every halo patch
+            k_bytes = float(L.blocks) * kt * per_block_fetch
+            missed = max(floor, l2_bytes - k_bytes * value(L.l2_hit, end))
+            ends = {"opt": floor, "pess": missed, "nom": missed}
         mall_s = ends[end] / (v(m.mall_gbs) * 1e9)
     footprint = L.footprint_bytes if L.footprint_bytes is not None else L.unique_bytes
     mem_bw = v(m.hbm_gbs)

@@ -15,6 +15,7 @@ Standard library only (it runs under ctest inside the toolchain root).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -27,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import cdna_asm  # noqa: E402
+import l2_reuse  # noqa: E402
 import machines  # noqa: E402
 import model_changes  # noqa: E402
 import public_kernels  # noqa: E402
@@ -215,6 +217,26 @@ def block_tile_bytes(kern, plan_k: dict) -> float:
     return float(bm * k_step * a_b + bn * k_step * b_b)
 
 
+def l2_hit(p: dict, kern, m, blocks_per_unit: int, scale: Range) -> Range:
+    """The share of a launch's K-tile fetches an XCD's L2 serves (l2_reuse.py's window model,
+    in the tile order of the plan's `l2_domains`), scaled by the calibration's ratio per end."""
+    k = p["kernel"]
+    eb = 1 if p["dtype"] == "fp8" else 2
+    a = 0 if k["family"] in ("halo", "tap_row") else k["bm"] * k["bk"] * eb  # patch: A in LDS
+    b = k["bn"] * k["bk"] * eb
+    n_tiles = 1 if k["family"] == "tap_reduce" else -(-p["cout"] // k["bn"])
+    h = _conv_hit(int(k["tiles"]), n_tiles, int(k.get("l2_domains", 1)), m.l2_domains,
+                  blocks_per_unit * (m.units // m.l2_domains), a, b)
+    if not isinstance(scale, Range):  # pinned by the sensitivity study
+        scale = Range(scale, scale, scale)
+    return Range(h * scale.opt, h * scale.pess, h * scale.at("nom"))
+
+
+@functools.lru_cache(maxsize=None)
+def _conv_hit(*args) -> float:
+    return l2_reuse.conv_hit(*args)
+
+
 def blocks_per_cu(kern: cdna_asm.Kernel, plan_k: dict, target: str) -> int:
     waves = plan_k["threads"] // 64
     occ = kern.meta.get("occupancy")
@@ -296,7 +318,9 @@ def predict_all(build: str, plan: dict, lds_rows, targets=("mi300x", "mi355x"),
                        ktiles=int(k["k_tiles"]), blocks_per_unit=blocks_per_cu(kern, k, arch),
                        unique_bytes=unique_bytes(p) / k["launches"], flops=p["flops"],
                        unique_read_bytes=unique_read_bytes(p),
-                       block_extra_fetch_bytes=halo_patch_bytes(p))
+                       block_extra_fetch_bytes=halo_patch_bytes(p),
+                       l2_hit=l2_hit(p, kern, m, blocks_per_cu(kern, k, arch),
+                                     machines.const(tname, "l2_window_hit_scale", overrides)))
             one = predict(kc, L, m, name=p["id"])
             pred = combine([one] * k["launches"], p["id"]) if k["launches"] > 1 else one
             rows.append({"plan": p, "kernel": kern, "counts": kc, "launch": L, "pred": pred,
@@ -322,9 +346,10 @@ TARGETS_PESS_MS = {("mi355x", "bf16"): 8.0, ("mi355x", "fp8"): 5.0,
                    ("mi300x", "bf16"): 12.0, ("mi300x", "fp8"): 8.0}
 # What lifts a conv whose pessimistic end a term sets (the model's terms, model.py).
 LEVERS = {
-    "MALL": "fewer bytes fetched per block and FLOP: at the pessimistic end every L2 fetch reaches "
-            "the Infinity Cache, so each input pixel read once per block (the halo kernel: its "
-            "patch's halo instead of nine tap reads) or taller blocks (less B per A)",
+    "MALL": "fewer bytes fetched per block and FLOP that no other block of the XCD's window shares "
+            "(l2_reuse.py): each input pixel read once per block (the halo kernel: its patch's "
+            "halo instead of nine tap reads), taller blocks (less B per A), or the Cout tiles of "
+            "one pixel block on one XCD (kernel/tile_order.hpp)",
     "L2": "fewer bytes fetched per block and FLOP (as MALL)",
     "HBM": "fewer unique bytes (an FP8 output, a fused neighbour)",
     "issue": "fewer non-MFMA instructions per MFMA (wider wave tiles, more K per trip)",
@@ -432,6 +457,9 @@ WEAK = [
      "384→384 128² conv (the most VALU per MFMA)"),
     ("l2_gbs", "the per-XCD L2 bandwidth the tile fetches draw",
      "MI355X: TCP_TCC_READ_REQ_sum and TCC_HIT_sum over the kernel time of the 96→96 1024² conv"),
+    ("l2_window_hit_scale", "the L2 hit rate of the conv launches (calibrated on GEMM schedules "
+     "only)", "MI355X and MI300X: TCC_HIT_sum / TCC_REQ_sum of the 384→384 256² conv with and "
+     "without the XCD tile order (l2_domains 8 / 1) against l2_reuse.conv_hit"),
     ("mall_gbs", "the Infinity Cache bandwidth behind the XCDs' L2s",
      "MI355X: TCC_EA0_RDREQ_sum (L2 misses) over the kernel time of the 96→96 1024² conv, and "
      "MALL hit counters where rocprof exposes them"),
@@ -619,9 +647,14 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
     a("- L2: a block fetches its A and B tiles once per K tile (its waves' duplicate requests hit "
       "the CU's L1; pessimistic: every request reaches L2) from its XCD's L2. Workgroups go "
       "round-robin over the 8 XCDs, so every XCD reads every distinct input and weight byte at "
-      "least once from the Infinity Cache (MALL): the MALL traffic lies between 8 x the unique "
-      "reads and every L2 fetch (nominal: the midpoint). HBM traffic is input + weights + output "
-      "once (optimistically from the Infinity Cache when they fit it).")
+      "least once from the Infinity Cache (MALL): the MALL traffic is at least 8 x the unique "
+      "reads (optimistic) and at most the fetches the XCD's L2 does not serve (nominal, "
+      "pessimistic): l2_reuse.py's window model takes the blocks an XCD holds at once to share "
+      "one pixel block's A tile and one Cout tile's B tile at a K tile, nothing across taps or "
+      "halo patches, and scales that hit rate by the measured / modelled ratio of HipKittens' six "
+      "MI355X GEMM schedules (smallest at the pessimistic end, median at the nominal one; the "
+      "validation below). HBM traffic is input + weights + output once (optimistically from the "
+      "Infinity Cache when they fit it).")
     a("- Launch overhead is charged per launch (the upsample convs run four phase launches).\n")
     a("## Validation\n")
     v = js.get("validation") or {}
@@ -642,6 +675,19 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
           "H200 with the cuda-mma build, then `python3 bench/cdna_model/validate_nvidia.py "
           "--card h200 --write`.\n")
         a(validate_nvidia.render_markdown(nv))
+    a("### The L2 window model against measured L2 hit rates (MI355X)\n")
+    a("HipKittens' measured L2 hit rates of one BF16 GEMM (192 x 256 x 64 tile, one block per CU) "
+      "under six grid schedules (`bench/cdna_model/data/hipkittens-l2.json`), each predicted by "
+      "`l2_reuse.py`'s window model. The ratios set the row `l2_window_hit_scale`: the smallest "
+      "at the pessimistic end, the median at the nominal one.\n")
+    a("| M = N = K | schedule | measured L2 hit | window model | measured / model |")
+    a("|---:|---|---:|---:|---:|")
+    for r in l2_reuse.calibration():
+        sch = "block-id order" if r["schedule"] == "row" else \
+            "window %d, chunk %d" % tuple(r["schedule"])
+        a(f"| {r['n']} | {sch} | {100 * r['l2_hit']:.0f} % | {100 * r['predicted']:.0f} % | "
+          f"{r['ratio']:.2f} |")
+    a("")
     pk = v.get("public_kernels")
     if pk:
         a("### Public AMD kernels (MI355X, published times)\n")
