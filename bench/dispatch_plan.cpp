@@ -112,7 +112,7 @@ bool print_entry(FILE* f, bool first, const char* set, const char* id, vaeconv::
       "\"bn\": %d, \"bk\": %d, \"warps_m\": %d, \"warps_n\": %d, \"stages\": %d, \"lds_stages\": %d, "
       "\"min_blocks\": %d, \"threads\": %d, \"wave_size\": %d, \"geometry\": [%d, %d, %d, %d], "
       "\"vector\": %s, \"launches\": %d, \"tiles\": %lld, \"k_tiles\": %d, \"lds_bytes\": %d, "
-      "\"patch\": [%d, %d], \"l2_domains\": %d}}",
+      "\"patch\": [%d, %d]}}",
       first ? "" : ",\n", q.target().c_str(), set, id, kind_name(kind),
       d.in_dtype == vaeconv::DType::kFP8E4M3 ? "fp8" : "bf16", static_cast<long long>(d.n),
       static_cast<long long>(d.t), d.cache_frames, static_cast<long long>(d.out_t()),
@@ -123,8 +123,7 @@ bool print_entry(FILE* f, bool first, const char* set, const char* id, vaeconv::
       kernel_name(q, loader).c_str(), q.family().c_str(), loader.c_str(), q.bm, q.bn, q.bk,
       q.warps_m, q.warps_n, q.stages, q.lds_stages, q.min_blocks, q.threads, q.wave_size, q.geo_stride,
       q.geo_pad, q.geo_up, q.geo_taps, q.choice.vector ? "true" : "false", q.launches,
-      static_cast<long long>(q.tiles), q.k_tiles, q.lds_bytes, q.patch_rows, q.patch_cols,
-      q.l2_domains);
+      static_cast<long long>(q.tiles), q.k_tiles, q.lds_bytes, q.patch_rows, q.patch_cols);
   return true;
 }
 

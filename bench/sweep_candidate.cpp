@@ -95,7 +95,6 @@ struct CandidateTable<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
 struct CandidateTiles {
   template <DType kType>
   using For = CandidateTable<kType>;
-  static constexpr int kL2Domains = ShippedTiles::kL2Domains;
 };
 
 }  // namespace

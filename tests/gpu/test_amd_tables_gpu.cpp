@@ -256,29 +256,6 @@ TEST(AmdTables, ServeSeedShapes) {
   }
 }
 
-// Every gfx942 / gfx950 set the build plans deals its tiles over 8 XCDs (kernel/tile_order.hpp:
-// MI300X's and MI355X's), the twins included, so that the suite's runs of them check the order's
-// every tile; NVIDIA's own set keeps block order.
-TEST(AmdTables, TileOrderDomains) {
-  std::vector<TableSet> sets;
-#if defined(VAECONV_BACKEND_HIP)
-  sets.push_back(TableSet::kPrimary);
-#endif
-  for (const AmdSet& s : amd_sets()) sets.push_back(s.set);
-  if (sets.empty()) GTEST_SKIP() << "this build plans no gfx942 or gfx950 set";
-  const ConvDesc d = case_desc(kVaeShapes[2].desc(), DType::kBF16, CaseOptions{});
-  for (TableSet set : sets) {
-    KernelPlan p;
-    ASSERT_TRUE(which_kernel(d, &p, set).ok());
-    EXPECT_EQ(p.l2_domains, 8) << kernel::table_set_name(set);
-  }
-#if !defined(VAECONV_BACKEND_HIP)
-  KernelPlan p;
-  ASSERT_TRUE(which_kernel(d, &p).ok());
-  EXPECT_EQ(p.l2_domains, 1) << "NVIDIA's own set";
-#endif
-}
-
 // The round rule on every seed shape of every gfx942 / gfx950 set the build plans (AMD: the
 // primary set is gfx942's; cuda-mma: the twins): each 96-wide vector implicit GEMM gets the tile
 // the rule names for its grid, and each set with two wide tiles gives some seed shape each;

@@ -71,13 +71,11 @@ struct Launcher {
   const ConvDesc& d;
   const ConvArgs& a;
   hipStream_t stream;
-  int l2_domains;  // the table set's tile-order domains (kernel/tile_order.hpp)
   template <class Kernel>
   Status run(int phase) {
     using Policy = typename Kernel::PolicyT;
     kernel::ConvParams p;
     VAECONV_RETURN_IF_ERROR(launch_grid<Kernel>(d, a, phase, &p));  // host work, no allocation
-    p.l2_domains = l2_domains;
     return launch<Policy, Kernel::kSmemBytes>(kernel::kernel_entry(static_cast<Kernel*>(nullptr)),
                                               dim3(unsigned(p.tiles), 1, 1), p, stream,
                                               Kernel::kPersistent);
@@ -89,7 +87,7 @@ struct Launcher {
 namespace detail {
 template <class Tables>
 inline Status launch_with(const ConvDesc& d, const ConvArgs& a, hipStream_t stream) {
-  Launcher launcher{d, a, stream, kernel::L2DomainsOf<Tables>::value};
+  Launcher launcher{d, a, stream};
   return visit_kernel<Tables>(d, choose_kernel<Tables>(d, a.weights.info), launcher);
 }
 }  // namespace detail

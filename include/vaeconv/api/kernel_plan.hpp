@@ -63,7 +63,6 @@ struct KernelPlan {
   int lds_bytes = 0;    // LDS / shared memory per block
   int patch_rows = 0, patch_cols = 0;  // the output patch of the tap-reduce and halo kernels
   kernel::TableSet table_set = kernel::TableSet::kPrimary;  // the tables it was planned from
-  int l2_domains = 1;   // the tile order's domains (kernel/tile_order.hpp)
   std::string target() const { return kernel::table_set_name(table_set); }  // "gfx942", ...
   std::string family() const {  // the family's name() (kernel/dispatch.hpp)
     using namespace kernel;
@@ -488,7 +487,6 @@ inline Status which_kernel(const ConvDesc& d, KernelPlan* plan,
   return kernel::visit_any_table_set(tables, [&](auto set) {
     using Tables = decltype(set);
     plan->choice = detail::choose_kernel<Tables>(d, a.weights.info);
-    plan->l2_domains = kernel::L2DomainsOf<Tables>::value;
     return detail::visit_kernel<Tables>(d, plan->choice, planner);
   });
 }

@@ -7,7 +7,7 @@
 //
 // Tiles: tile i is (pixel block, Cout tile) i % tiles_per_frame of output frame (n, ot) =
 // i / tiles_per_frame, with the Cout tiles of one pixel block adjacent, so they share the input
-// rows in L2 (tile_order.hpp: which block runs which tile). One tile per block when the grid
+// rows in L2. Block b computes tiles b, b + gridDim.x, ...: one tile per block when the grid
 // covers them all, or several (a persistent grid, one block per resident slot) when the policy
 // can overlap a tile's epilogue with the next tile's first copies (kOverlapEpilogue): the next
 // tile's prologue then fills buffers 0 .. kAhead-1 while the epilogue stages its accumulators
@@ -25,7 +25,6 @@
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
-#include "vaeconv/kernel/tile_order.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv::kernel {
@@ -57,9 +56,9 @@ struct ConvKernel {
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    TileCursor cursor(p, int(blockIdx.x), int(gridDim.x));
-    if (!cursor.valid()) return;
-    BlockCoord b = kernel::tile_coord<LinearTiles, Policy::BM, Policy::BN>(p, cursor.tile());
+    int tile = blockIdx.x;
+    if (tile >= p.tiles) return;
+    BlockCoord b = kernel::tile_coord<LinearTiles, Policy::BM, Policy::BN>(p, tile);
 
     // Copy roles: thread -> (row0, chunk) of both operand tiles.
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
@@ -132,13 +131,13 @@ VAECONV_UNROLL
       Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
       epilogue(p, b, acc, wm0, wn0, lane, smem);
     } else {
-      for (;;) {  // a persistent block: one tile per round of the grid (tile_order.hpp)
+      for (;;) {  // a persistent block: tiles blockIdx.x, blockIdx.x + gridDim.x, ...
         Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
         const BlockCoord done = b;
-        cursor.advance();
-        const bool more = cursor.valid();
+        tile += int(gridDim.x);
+        const bool more = tile < p.tiles;
         if (more) {  // the next tile's first K tiles land in buffers 0 .. kAhead-1 meanwhile
-          b = kernel::tile_coord<LinearTiles, Policy::BM, Policy::BN>(p, cursor.tile());
+          b = kernel::tile_coord<LinearTiles, Policy::BM, Policy::BN>(p, tile);
           start_tile();
           Gemm::prologue(slot, k_tiles, issue);
         }

@@ -41,7 +41,6 @@ struct ConvParams {
   int m_blocks = 0;               // blocks along one frame's pixels
   int n_tiles = 0;                // blocks along Cout
   int tiles = 0;                  // block tiles in all (m_blocks * n_tiles * frames)
-  int l2_domains = 1;             // XCDs the blocks are dealt over: tile order (tile_order.hpp)
   int patch_cols = 0;             // tap-reduce kernel: output patches along a frame's width
   uint32_t x_view_bytes = 0;      // bytes addressable from a frame's input base
   uint32_t w_view_bytes = 0;      // bytes of the packed weights

@@ -18,7 +18,6 @@
 #include <cstdint>
 
 #include "vaeconv/core/config.hpp"
-#include "vaeconv/kernel/tile_order.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/kernel/block_gemm.hpp"
 #include "vaeconv/kernel/block_tiling.hpp"
@@ -59,9 +58,9 @@ struct TapReduceKernel {
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    const TileCursor cursor(p, int(blockIdx.x), int(gridDim.x));
-    if (!cursor.valid()) return;
-    const BlockCoord pc = tile_coord<Tiling, Policy::BM, Policy::BN>(p, cursor.tile());
+    const int tile = blockIdx.x;
+    if (tile >= p.tiles) return;
+    const BlockCoord pc = tile_coord<Tiling, Policy::BM, Policy::BN>(p, tile);
 
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;

@@ -25,7 +25,6 @@
 #include <type_traits>
 
 #include "vaeconv/core/config.hpp"
-#include "vaeconv/kernel/tile_order.hpp"
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/packed_weights.hpp"
 #include "vaeconv/kernel/block_gemm.hpp"
@@ -75,9 +74,7 @@ struct TapRowConvKernel {
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     const int tid = threadIdx.x;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
-    const TileCursor cursor(p, int(blockIdx.x), int(gridDim.x));
-    if (!cursor.valid()) return;
-    const BlockCoord b = tile_coord<Tiling, Policy::BM, Policy::BN>(p, cursor.tile());
+    const BlockCoord b = tile_coord<Tiling, Policy::BM, Policy::BN>(p, int(blockIdx.x));
     char* halo = smem;
     char* lb = smem + Policy::kHaloBytes;  // B: stage 0 of the policy's layout
 

@@ -10,7 +10,6 @@
 // gfx950's replaces the wide tiles by ones that use its 160 KiB. One fat binary serves both.
 #pragma once
 #include <cstdint>
-#include <type_traits>
 
 #include "vaeconv/arch/arch.hpp"
 #include "vaeconv/conv/conv_desc.hpp"
@@ -269,16 +268,6 @@ using TapRowShapeFp8 = TileShape<256, 96, 128, 2, 1, 3, 2>;
 // stores through registers (docs/perf-notes.md, the copy-engine store).
 constexpr bool kBulkStoreHaloBf16 = true;
 
-// A table set's tile-order domains (kL2Domains; 1, block order, for a set without it).
-template <class Tables, class = void>
-struct L2DomainsOf {
-  static constexpr int value = 1;
-};
-template <class Tables>
-struct L2DomainsOf<Tables, std::void_t<decltype(Tables::kL2Domains)>> {
-  static constexpr int value = Tables::kL2Domains;
-};
-
 #if defined(VAECONV_GPU_COMPILER)
 using Arch = arch::Current;
 #if defined(VAECONV_WIDE_WGMMA)
@@ -363,17 +352,9 @@ struct Tiles<DType::kFP8E4M3> {
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
   using TapReduce = TilePolicy<TapReduceShapeFp8, Arch, Arch::AtomFp8>;
 };
-// kL2Domains: the XCDs of the set's chip, the tile order's domains (tile_order.hpp): 8 on
-// MI300X (gfx942) and MI355X (gfx950); the AMD sets' NVIDIA twins keep 8 so that the GPU suite
-// runs the order; NVIDIA's own set 1 (one L2).
 struct ShippedTiles {
   template <DType kType>
   using For = Tiles<kType>;
-#if defined(VAECONV_BACKEND_HIP)
-  static constexpr int kL2Domains = 8;
-#else
-  static constexpr int kL2Domains = 1;
-#endif
 };
 
 // The gfx950 table set (TableSet::kGfx950): the shipped tables with the wide tiles that use
@@ -415,7 +396,6 @@ struct Gfx950Tiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
 struct ShippedTilesGfx950 {
   template <DType kType>
   using For = Gfx950Tiles<kType>;
-  static constexpr int kL2Domains = 8;
 };
 #else
 constexpr bool kGfx950Tables = false;
@@ -454,7 +434,6 @@ struct Gfx942TwinTiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
 struct ShippedTilesGfx942Twin {
   template <DType kType>
   using For = Gfx942TwinTiles<kType>;
-  static constexpr int kL2Domains = 8;
 };
 #else
 constexpr bool kGfx942TwinTables = false;
