@@ -18,10 +18,10 @@ GEMM schedules, data/hipkittens-l2.json): `calibration()` predicts each and retu
 / predicted ratios; the machine row `l2_window_hit_scale` takes their smallest at the
 pessimistic end and their median at the nominal one (machines.py).
 
-The library's tile order (kernel/tile_order.hpp, the plan's `l2_domains`): with D > 1 domains a
-block's tile is the XCD-contiguous one (each XCD a contiguous share of the tiles), so the Cout
-tiles of one pixel block, adjacent in tile order, run on one XCD at once; D = 1: block b runs
-tile b.
+The library runs block b on tile b (block order). `domain_contiguous` is the XCD order (each
+XCD a contiguous share of the tiles, so the Cout tiles of one pixel block share its L2): the
+calibration's whole-grid chunks, and the order evaluated for the library and not shipped
+(docs/perf-notes.md, session 22; commit 7d697d3 holds its kernel form).
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hipkitt
 def domain_contiguous(block: int, blocks: int, domains: int) -> int:
     """Tile of `block` when each of `domains` XCDs (block b on XCD b % domains) takes one
     contiguous share of the tiles, the first blocks % domains shares one tile longer: the
-    mapping of kernel/tile_order.hpp (identity for domains <= 1)."""
+    mapping commit 7d697d3 evaluated (identity for domains <= 1)."""
     if domains <= 1:
         return block
     per = -(-blocks // domains)

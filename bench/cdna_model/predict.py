@@ -218,14 +218,16 @@ def block_tile_bytes(kern, plan_k: dict) -> float:
 
 
 def l2_hit(p: dict, kern, m, blocks_per_unit: int, scale: Range) -> Range:
-    """The share of a launch's K-tile fetches an XCD's L2 serves (l2_reuse.py's window model,
-    in the tile order of the plan's `l2_domains`), scaled by the calibration's ratio per end."""
+    """The share of a launch's K-tile fetches an XCD's L2 serves (l2_reuse.py's window model),
+    scaled by the calibration's ratio per end."""
     k = p["kernel"]
     eb = 1 if p["dtype"] == "fp8" else 2
     a = 0 if k["family"] in ("halo", "tap_row") else k["bm"] * k["bk"] * eb  # patch: A in LDS
     b = k["bn"] * k["bk"] * eb
     n_tiles = 1 if k["family"] == "tap_reduce" else -(-p["cout"] // k["bn"])
-    h = _conv_hit(int(k["tiles"]), n_tiles, int(k.get("l2_domains", 1)), m.l2_domains,
+    # block order (block b runs tile b): the library's; l2_reuse.conv_hit's domain order was
+    # evaluated and not shipped (docs/perf-notes.md, session 22)
+    h = _conv_hit(int(k["tiles"]), n_tiles, 1, m.l2_domains,
                   blocks_per_unit * (m.units // m.l2_domains), a, b)
     if not isinstance(scale, Range):  # pinned by the sensitivity study
         scale = Range(scale, scale, scale)
@@ -349,7 +351,7 @@ LEVERS = {
     "MALL": "fewer bytes fetched per block and FLOP that no other block of the XCD's window shares "
             "(l2_reuse.py): each input pixel read once per block (the halo kernel: its patch's "
             "halo instead of nine tap reads), taller blocks (less B per A), or the Cout tiles of "
-            "one pixel block on one XCD (kernel/tile_order.hpp)",
+            "one pixel block on one XCD (l2_reuse.domain_contiguous)",
     "L2": "fewer bytes fetched per block and FLOP (as MALL)",
     "HBM": "fewer unique bytes (an FP8 output, a fused neighbour)",
     "issue": "fewer non-MFMA instructions per MFMA (wider wave tiles, more K per trip)",

@@ -1,6 +1,5 @@
-"""The L2 window model (l2_reuse.py, model step 12): the tile order it shares with
-kernel/tile_order.hpp, its calibration on HipKittens' measured L2 hit rates, and how the MALL term
-uses it."""
+"""The L2 window model (l2_reuse.py, model step 12): the XCD tile order it evaluates, its
+calibration on HipKittens' measured L2 hit rates, and how the MALL term uses it."""
 import os
 import sys
 import unittest
