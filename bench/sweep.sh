@@ -38,7 +38,8 @@
 # "w192": the candidate takes the rows of the 192-wide tile instead of the 96-wide one's; flag
 # "halo": the candidate is the halo kernel on fragment atoms, a (BM / 8) x 8 patch of up to 96
 # channels, and takes the T = 1 causal rows with Cin <= 96 that the set gives its halo kernel or
-# its 96-wide implicit GEMM):
+# its 96-wide implicit GEMM; flag "sg": the candidate takes only the rows of gfx950's small-grid
+# tile, the 128 x 96 one, not the 256 x 96 wide tile's):
 #   bench/sweep.sh amd-model gfx950 "256,96,32,4,1,3" "256,96,64,4,1,3,fp8" ...
 # compiles one translation unit of the candidates (the implicit-GEMM kernel on the causal,
 # downsample and upsample-phase geometries, each candidate on arch::Cdna where its LDS fits
@@ -181,6 +182,7 @@ case "${1:-}" in
           k32) atom=k32 lay=Mfma32x32x32Fp8 eb=1 ;;  # fp8 on the sweep's 32x32x32 e4m3 atom (gfx942; sweep_atom_fp8_k32.hpp)
           tb) shape=TwoBufferTileShape bufs=2 ;;  # two LDS buffers, st - 1 tiles ahead in registers
           w192) ;;  # moves the rows of the 192-wide tile (the predictor below), not the 96-wide
+          sg) ;;  # moves the rows of gfx950's small-grid tile only (the predictor below)
           halo) halo=1 ;;  # the halo kernel on fragment atoms: a (BM / 8) x 8 patch, 96 channels
           *) echo "unknown amd-model candidate flag: $f" >&2; exit 2 ;;
         esac
@@ -354,6 +356,10 @@ for c in cands:
             continue
         if (p.get("target", target) != target or p["dtype"] != dt or k["family"] != "implicit_gemm"
                 or not k["vector"] or k["bn"] != moves_bn or P.is_video(p)):
+            continue
+        # "sg": only the small-grid tile's rows (gfx950's 128 x 96, cdna::Gfx950SmallGridShape),
+        # not the 256 x 96 wide tile's
+        if "sg" in f[6:] and not (target == "gfx950" and k["bm"] == 128):
             continue
         fp = p["h"] * p["w"] if k["geometry"][3] == 2 else p["out_h"] * p["out_w"]
         m_old, nt = math.ceil(fp / k["bm"]), math.ceil(p["cout"] / k["bn"])
