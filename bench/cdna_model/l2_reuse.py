@@ -26,10 +26,9 @@ calibration's whole-grid chunks, and the order evaluated for the library and not
 from __future__ import annotations
 
 import json
-import math
 import os
 import statistics
-from typing import Callable, List, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hipkittens-l2.json")
 
