@@ -20,8 +20,8 @@ pessimistic end and their median at the nominal one (machines.py).
 
 The library runs block b on tile b (block order). `domain_contiguous` is the XCD order (each
 XCD a contiguous share of the tiles, so the Cout tiles of one pixel block share its L2): the
-calibration's whole-grid chunks, and the order evaluated for the library and not shipped
-(docs/perf-notes.md, session 22; commit 7d697d3 holds its kernel form).
+calibration's whole-grid chunks, and an order evaluated for the library and not shipped
+(docs/perf-notes.md, "The XCD tile order").
 """
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hipkitt
 
 def domain_contiguous(block: int, blocks: int, domains: int) -> int:
     """Tile of `block` when each of `domains` XCDs (block b on XCD b % domains) takes one
-    contiguous share of the tiles, the first blocks % domains shares one tile longer: the
-    mapping commit 7d697d3 evaluated (identity for domains <= 1)."""
+    contiguous share of the tiles, the first blocks % domains shares one tile longer
+    (identity for domains <= 1)."""
     if domains <= 1:
         return block
     per = -(-blocks // domains)

@@ -217,7 +217,7 @@ def block_tile_bytes(kern, plan_k: dict) -> float:
     return float(bm * k_step * a_b + bn * k_step * b_b)
 
 
-def l2_hit(p: dict, kern, m, blocks_per_unit: int, scale: Range) -> Range:
+def l2_hit(p: dict, m, blocks_per_unit: int, scale: Range) -> Range:
     """The share of a launch's K-tile fetches an XCD's L2 serves (l2_reuse.py's window model),
     scaled by the calibration's ratio per end."""
     k = p["kernel"]
@@ -225,8 +225,8 @@ def l2_hit(p: dict, kern, m, blocks_per_unit: int, scale: Range) -> Range:
     a = 0 if k["family"] in ("halo", "tap_row") else k["bm"] * k["bk"] * eb  # patch: A in LDS
     b = k["bn"] * k["bk"] * eb
     n_tiles = 1 if k["family"] == "tap_reduce" else -(-p["cout"] // k["bn"])
-    # block order (block b runs tile b): the library's; l2_reuse.conv_hit's domain order was
-    # evaluated and not shipped (docs/perf-notes.md, session 22)
+    # block order (block b runs tile b), the library's (l2_reuse.py's domain order is not
+    # shipped: docs/perf-notes.md, "The XCD tile order")
     h = _conv_hit(int(k["tiles"]), n_tiles, 1, m.l2_domains,
                   blocks_per_unit * (m.units // m.l2_domains), a, b)
     if not isinstance(scale, Range):  # pinned by the sensitivity study
@@ -315,13 +315,14 @@ def predict_all(build: str, plan: dict, lds_rows, targets=("mi300x", "mi355x"),
             if kern.loop_counts is None:
                 raise ModelError(f"{arch}: {kern.name}: no MFMA loop found")
             rw, ww, lds_src = lds_ways_for(lds_rows, arch, k, p["dtype"], fallback)
+            per_cu = blocks_per_cu(kern, k, arch)
             kc, trips = per_ktile_counts(kern, k, rw, ww, write_rate, tap_change_rate(p))
             L = Launch(blocks=int(k["tiles"]), waves_per_block=k["threads"] // 64,
-                       ktiles=int(k["k_tiles"]), blocks_per_unit=blocks_per_cu(kern, k, arch),
+                       ktiles=int(k["k_tiles"]), blocks_per_unit=per_cu,
                        unique_bytes=unique_bytes(p) / k["launches"], flops=p["flops"],
                        unique_read_bytes=unique_read_bytes(p),
                        block_extra_fetch_bytes=halo_patch_bytes(p),
-                       l2_hit=l2_hit(p, kern, m, blocks_per_cu(kern, k, arch),
+                       l2_hit=l2_hit(p, m, per_cu,
                                      machines.const(tname, "l2_window_hit_scale", overrides)))
             one = predict(kc, L, m, name=p["id"])
             pred = combine([one] * k["launches"], p["id"]) if k["launches"] > 1 else one
@@ -460,8 +461,8 @@ WEAK = [
     ("l2_gbs", "the per-XCD L2 bandwidth the tile fetches draw",
      "MI355X: TCP_TCC_READ_REQ_sum and TCC_HIT_sum over the kernel time of the 96→96 1024² conv"),
     ("l2_window_hit_scale", "the L2 hit rate of the conv launches (calibrated on GEMM schedules "
-     "only)", "MI355X and MI300X: TCC_HIT_sum / TCC_REQ_sum of the 384→384 256² conv with and "
-     "without the XCD tile order (l2_domains 8 / 1) against l2_reuse.conv_hit"),
+     "only)", "MI355X and MI300X: TCC_HIT_sum / TCC_REQ_sum of the 384→384 256² and 96→96 "
+     "1024² convs against l2_reuse.conv_hit"),
     ("mall_gbs", "the Infinity Cache bandwidth behind the XCDs' L2s",
      "MI355X: TCC_EA0_RDREQ_sum (L2 misses) over the kernel time of the 96→96 1024² conv, and "
      "MALL hit counters where rocprof exposes them"),
