@@ -299,16 +299,19 @@ TEST(EpilogueShape, ScatterAndStoreCoverEveryShippedTileOnce) {
             "");
 }
 
-// A two-buffer tile (TwoBufferTileShape): its 14 KiB pipeline holds no fp32 slab of all 128 rows,
-// so each slab is staged in row groups; the portable twin (cp.async: four buffers, 16-wide
-// mma.sync atoms) stages in the same slabs and groups, inside the same two buffers' bytes.
+// A two-buffer tile (TwoBufferTileShape): its 16 KiB pipeline (the B buffers padded to whole copy
+// passes, 128 rows) holds no fp32 slab of all 128 rows, so each slab is staged in row groups; the
+// portable twin (cp.async: four buffers of BN rows, 16-wide mma.sync atoms) stages in the same
+// slabs and groups.
 TEST(EpilogueShape, TwoBufferTilesStageInRowGroups) {
   using namespace vaeconv::layout;
   using kernel::TwoBufferTileShape;
   using Shape = TwoBufferTileShape<128, 96, 16, 2, 1, 4>;
   using Amd = PolicyOf<Shape, 64, Mfma32x32x16Bf16>;
   using Twin = PolicyOf<Shape, 32, MmaM16N16K16Bf16>;
-  static_assert(Amd::kLdsBuffers == 2 && Amd::kPipelineBytes == 2 * (128 + 96) * 32, "");
+  static_assert(Amd::kLdsBuffers == 2 && Amd::kLdsRowsB == 128 &&
+                    Amd::kPipelineBytes == 2 * (128 + 128) * 32,
+                "");
   static_assert(Twin::kLdsBuffers == 4 && Twin::kPipelineBytes == 4 * (128 + 96) * 32, "");
   using EA = kernel::EpilogueShape<Amd>;
   using ET = kernel::EpilogueShape<Twin>;

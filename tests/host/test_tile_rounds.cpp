@@ -29,8 +29,12 @@ bool wide_on_gfx942(int64_t blocks) {
 }
 
 TEST(TileRounds, Gfx942WideTilesResidency) {
-  EXPECT_EQ(kWideLds, 14336);  // 128 x 96 x 16 bf16 in two LDS buffers (three tiles ahead)
-  EXPECT_EQ(kFewLds, 28672);   // 128 x 96 x 32 in two (two tiles ahead)
+  // Two LDS buffers of 128 A rows and 128 B rows (BN 96 padded to two whole copy passes):
+  EXPECT_EQ(kWideLds, 16384);  // 128 x 96 x 16 bf16 (three tiles ahead)
+  EXPECT_EQ(kFewLds, 32768);   // 128 x 96 x 32 (two tiles ahead)
+  EXPECT_EQ(kernel::staged_lds_rows_b<cdna::WideShape>(2), 128);
+  // A B tile narrower than one pass keeps its rows: 128 x 32 x 32, four waves (64 rows a pass).
+  EXPECT_EQ((kernel::staged_lds_rows_b<kernel::TileShape<128, 32, 32, 4, 1, 2>>(2)), 32);
   EXPECT_EQ(resident_blocks(kRoundTargetGfx942, kWideLds), 4);
   EXPECT_EQ(resident_blocks(kRoundTargetGfx942, kFewLds), 2);
   // Same block shape: one grid for both, so the rule compares residency alone.

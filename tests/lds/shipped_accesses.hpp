@@ -142,7 +142,7 @@ void mainloop_accesses(const std::string& layout, std::vector<AccessSet>& out) {
         bool any = false;
         for (int l = 0; l < 64; ++l) {
           const int t = 64 * wave + l, row = t / P::kChunksK + i * P::kRowsPerPassA;
-          if (P::kGuardB && row >= P::BN) continue;  // copy_b's guard: the lane copies nothing
+          if (P::kGuardFlushB && row >= P::BN) continue;  // flush_b's guard: no write
           r.addr[size_t(l)] = base_b + Tile::offset(row, t % P::kChunksK);
           any = true;
         }

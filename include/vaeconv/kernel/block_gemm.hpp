@@ -106,7 +106,7 @@ VAECONV_UNROLL
     char* lb = stage_b(smem, s);
 VAECONV_UNROLL
     for (int i = 0; i < kRowsB; ++i)
-      if (!Policy::kGuardB || row0 + i * kRowStep < Policy::BN)
+      if (!Policy::kGuardFlushB || row0 + i * kRowStep < Policy::BN)  // else into the padding
         Arch::template flush<Policy::kElemBytes>(sl, kRowsA + i,
                                                  lb + Tile::offset(row0 + i * kRowStep, chunk));
   }
@@ -124,6 +124,8 @@ VAECONV_UNROLL
   // the tile's buffer and address arithmetic is then a large share of its issue slots). The
   // gfx950 bf16 256 x 96 tile (12 atoms) keeps one trip at a time: unrolled, LLVM splits its LDS
   // waits once more per tile (docs/perf-notes.md, issue 25 W13).
+  // Vector memory instructions of one slot's issue(): one buffer load per staged row.
+  static constexpr int kSlotLoads = kRowsA + kRowsB;
   static constexpr bool kUnrollBufferTrips =
       Policy::kAtomsM * Policy::kAtomsN * Policy::kAtomsK <= 6;
   static_assert(Policy::kAtomReadsLds || !kPromote, "promotion is for LDS atoms");
@@ -230,6 +232,9 @@ VAECONV_UNROLL
       // every trip of the pass. Elsewhere the trips run one at a time and carry b0 = buffer(kt0)
       // from trip to trip (Schedule::rotate: an add and a wrap, not kt % kStages per tile).
       auto steady_step = [&](int kt, int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
+        // One wait for the whole slot (its loads retire in issue order; the younger slots' stay
+        // in flight) instead of the compiler's wait before each row's write.
+        Arch::template wait_loads<kSlotLoads * (kAhead - 1)>();
         flush(s, sl);
         __syncthreads();
         issue(Schedule::rotate(s, kAhead), sl);

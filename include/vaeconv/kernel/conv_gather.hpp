@@ -440,10 +440,12 @@ struct TileConvGather
   }
 
   // What a tap contributes to every lane in it (block-uniform): its offset from the row base (the
-  // channel not included), the bit of the rows' frame masks it needs (0 when the tap is past K or
-  // its frame does not exist) and the view it reads. `first_k`: the tap's channel 0 in K.
+  // channel not included), how far a left shift moves the rows' frame-mask bit it needs to bit
+  // 31 (from kNoBit when the tap is past K or its frame does not exist) and the view it reads.
+  // `first_k`: the tap's channel 0 in K.
+  static constexpr uint32_t kNoBit = 31;  // above every tap bit: no row's mask has it
   struct TapTerm {
-    uint32_t delta, bit;
+    uint32_t delta, bit_shift;
     bool from_cache;
   };
   VAECONV_HD TapTerm tap_term(const ConvParams& p, const TileTap<Geo::kTaps>& t,
@@ -451,8 +453,9 @@ struct TileConvGather
     const typename Frames::Term f = frames.at(p, it_rel0, t_rel_end, t.kt);
     const bool ok = first_k < p.k && f.ok;  // K = taps * Cin: a tap exists iff its channel 0 does
     return {f.off + uint32_t(t.kh()) * uint32_t(p.in_sh) + uint32_t(t.kw()) * uint32_t(p.in_sw),
-            uint32_t(ok) << t.s, f.from_cache};
+            31u - (ok ? uint32_t(t.s) : kNoBit), f.from_cache};
   }
+  static_assert(Geo::kTaps * Geo::kTaps <= int(kNoBit), "tap bits lie below kNoBit");
 
   // Moves the tile cursor to the tap that holds the K tile's first column: its channel may have
   // run past Cin (one tap when Cin % BK == 0, several when BK > Cin). Block-uniform.
@@ -471,7 +474,7 @@ struct TileConvGather
   // loop (the cursor's tap is its first trip); a lane selects its own, then every row adds the
   // same offset and tests the same bit.
   VAECONV_HD void refresh(const ConvParams& p) {
-    uint32_t delta = 0, bit = 0;
+    uint32_t delta = 0, bit_shift = 31u - kNoBit;
     bool cached = false;
     TileTap<Geo::kTaps> t = tile;
     int edge = -tile.c;
@@ -479,7 +482,7 @@ struct TileConvGather
       const TapTerm n = tap_term(p, t, k0 + edge);
       const bool mine = lane_c >= edge;
       delta = mine ? n.delta - uint32_t(edge) : delta;
-      bit = mine ? n.bit : bit;
+      bit_shift = mine ? n.bit_shift : bit_shift;
       cached = mine ? n.from_cache : cached;
       t.next_tap();
       edge += p.cin;
@@ -488,11 +491,15 @@ struct TileConvGather
     else (void)cached;
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) {
-      ok_[i] = (taps_in_frame[i] & bit) != 0u;
+      // The row's bit as a mask of 32 (to bit 31, then an arithmetic shift: no compare into a
+      // condition register, whose use AMD must pad with wait states), then the offset or
+      // kFoldedOutOfRange by it (one bitwise select).
+      const uint32_t in = uint32_t(int32_t(taps_in_frame[i] << bit_shift) >> 31);
+      ok_[i] = in != 0u;
       uint32_t off;
       if constexpr (kLinear) off = Rows::linear_at(i, delta);
       else off = at(p, i);
-      off_[i] = ok_[i] ? off : kFoldedOutOfRange;
+      off_[i] = (off & in) | (kFoldedOutOfRange & ~in);
     }
   }
 

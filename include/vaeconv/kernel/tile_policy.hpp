@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "vaeconv/kernel/pipeline_schedule.hpp"
+#include "vaeconv/kernel/tile_rounds.hpp"
 
 namespace vaeconv::kernel {
 
@@ -88,19 +89,34 @@ struct TilePolicy : Shape {
   // Each thread copies whole 16-byte chunks; rows are spread over the block.
   static constexpr int kRowsPerPassA = kThreads / kChunksK;
   static constexpr int kRowsPerThreadA = Shape::BM / kRowsPerPassA;
-  // B may have fewer rows than one pass covers (narrow Cout tiles): then the surplus threads
-  // copy nothing (kGuardB).
+  // B may have fewer rows than the passes cover (BN not a multiple of kRowsPerPassA): then the
+  // surplus rows copy nothing on cp.async targets (kGuardB) and stage zeros on register-staged
+  // ones (kLdsRowsB below).
   static constexpr int kRowsPerThreadB = (Shape::BN + kRowsPerPassA - 1) / kRowsPerPassA;
   static constexpr bool kGuardB = Shape::BN % kRowsPerPassA != 0;
   static_assert(kThreads % kChunksK == 0, "threads cover whole rows");
   static_assert(Shape::BM % kRowsPerPassA == 0, "A rows split evenly over the threads");
 
-  static constexpr int kTileBytesA = Shape::BM * Shape::BK * kElemBytes;
-  static constexpr int kTileBytesB = Shape::BN * Shape::BK * kElemBytes;
-  static constexpr int kStageBytes = kTileBytesA + kTileBytesB;
-  // LDS buffers: the shape's where copies are staged in registers (Arch::Slot holds them), else
-  // one per stage (cp.async writes LDS at issue).
+  // Where copies are staged in registers (AMD: Arch::Slot holds them), not cp.async.
   static constexpr bool kRegisterStaged = !std::is_empty_v<typename Arch::template Slot<1>>;
+  // Rows of a B buffer in LDS (tile_rounds.hpp: staged_lds_rows_b). A register-staged target's
+  // buffer of a B tile past one pass has every pass's rows: a thread writes its staged row past
+  // BN (zeros, never read) into that padding instead of branching around the write, which costs
+  // each K tile an exec mask save and restore, a branch and a load wait of its own
+  // (docs/perf-notes.md). cp.async targets copy nothing there (copy_b's guard).
+  static constexpr int kLdsRowsB =
+      kRegisterStaged ? staged_lds_rows_b<Shape>(kElemBytes) : Shape::BN;
+  static_assert(!kRegisterStaged || kThreads == Shape::kWarps * 64,
+                "staged_lds_rows_b counts a wave64 target's threads");
+  static constexpr bool kGuardFlushB = kGuardB && kLdsRowsB < kRowsPerThreadB * kRowsPerPassA;
+  static_assert(kGuardFlushB || kLdsRowsB >= kRowsPerThreadB * kRowsPerPassA,
+                "every row a thread writes unguarded lies inside its B buffer");
+
+  static constexpr int kTileBytesA = Shape::BM * Shape::BK * kElemBytes;
+  static constexpr int kTileBytesB = kLdsRowsB * Shape::BK * kElemBytes;
+  static constexpr int kStageBytes = kTileBytesA + kTileBytesB;
+  // LDS buffers: the shape's where copies are staged in registers, else one per stage (cp.async
+  // writes LDS at issue).
   // Shape::kLdsStages (the AMD count) is what the plans, the round rule and the epilogue's
   // staging read on every target, so that a portable twin stages and dispatches as AMD does.
   static constexpr int kLdsBuffers = kRegisterStaged ? Shape::kLdsStages : Shape::kStages;

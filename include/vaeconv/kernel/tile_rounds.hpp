@@ -35,10 +35,25 @@ struct RoundTarget {
 constexpr RoundTarget kRoundTargetGfx942{304, 64 * 1024};   // MI300X
 constexpr RoundTarget kRoundTargetGfx950{256, 160 * 1024};  // MI355X
 
-// The LDS of a tile's K pipeline: its LDS buffers x (BM + BN) rows of BK elements.
+// Rows of a B buffer where copies stage in registers (AMD, wave64; TilePolicy::kLdsRowsB): a B
+// tile of one or more whole copy passes of the block's threads (16 bytes each) and a partial
+// last pass is padded to whole passes, so every thread writes each of its staged rows; a B tile
+// narrower than one pass keeps BN rows (padding would double its LDS) and its surplus threads
+// skip their write.
+template <class Shape>
+constexpr int staged_lds_rows_b(int elem_bytes) {
+  const int rows_per_pass = Shape::kWarps * 64 / (Shape::BK * elem_bytes / 16);
+  return Shape::BN < rows_per_pass
+             ? Shape::BN
+             : (Shape::BN + rows_per_pass - 1) / rows_per_pass * rows_per_pass;
+}
+
+// The LDS of a tile's K pipeline where copies stage in registers: its LDS buffers x (BM rows of
+// A + the B buffer's rows) of BK elements.
 template <class Shape>
 constexpr int pipeline_lds_bytes(int elem_bytes) {
-  return Shape::kLdsStages * (Shape::BM + Shape::BN) * Shape::BK * elem_bytes;
+  return Shape::kLdsStages * (Shape::BM + staged_lds_rows_b<Shape>(elem_bytes)) * Shape::BK *
+         elem_bytes;
 }
 
 // Blocks of one tile that fit a unit's LDS (at least one: a launch always runs).
