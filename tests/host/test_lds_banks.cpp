@@ -309,5 +309,58 @@ TEST(LdsBankShipped, InstructionCountsFollowThePolicies) {
   }
 }
 
+// Every staged row a thread writes (BlockGemm::flush_a / flush_b) lands inside its own stage's A
+// or B buffer: the B buffers of register-staged tiles are padded to whole copy passes
+// (TilePolicy::kLdsRowsB), so the rows past BN that are written unguarded stay in the padding and
+// never reach the next buffer. Returns the number of B rows written into the padding.
+template <class Shape, class L>
+int expect_stage_writes_inside() {
+  using P = CdnaPolicy<Shape, L>;
+  using Tile = kernel::SwizzledTile<P::kChunksK>;
+  static_assert(P::kRegisterStaged, "the AMD stand-in stages copies in registers");
+  int padded = 0;
+  for (int t = 0; t < P::kThreads; ++t) {
+    const int row0 = t / P::kChunksK, chunk = t % P::kChunksK;
+    for (int i = 0; i < P::kRowsPerThreadA; ++i) {
+      const int off = Tile::offset(row0 + i * P::kRowsPerPassA, chunk);
+      EXPECT_GE(off, 0);
+      EXPECT_LE(off + 16, P::kTileBytesA) << "A row " << row0 + i * P::kRowsPerPassA;
+    }
+    for (int i = 0; i < P::kRowsPerThreadB; ++i) {
+      const int row = row0 + i * P::kRowsPerPassA;
+      if (P::kGuardFlushB && row >= P::BN) continue;  // flush_b skips it
+      const int off = Tile::offset(row, chunk);
+      EXPECT_GE(off, 0);
+      EXPECT_LE(off + 16, P::kTileBytesB) << "B row " << row;
+      if (row >= P::BN) ++padded;
+    }
+  }
+  return padded;
+}
+
+TEST(LdsBankShipped, StageWritesStayInsideTheirBuffers) {
+  using namespace kernel::cdna;
+  using Bf16 = layout::Mfma32x32x16Bf16;
+  using Bf16Narrow = layout::Mfma16x16x32Bf16;
+  using Fp8 = layout::Mfma32x32x64Fp8;
+  using Fp8K32 = layout::Mfma32x32x32Fp8;
+  // BN 96 in passes of 64 rows: the second pass writes rows 96-127 into the padding (one chunk
+  // per thread of its upper half: 32 rows x chunks per row).
+  EXPECT_EQ((expect_stage_writes_inside<WideShape, Bf16>()), 32 * 2);
+  EXPECT_EQ((expect_stage_writes_inside<Gfx950WideShape, Bf16>()), 32 * 4);
+  EXPECT_EQ((expect_stage_writes_inside<Gfx950WideShapeFp8, Fp8>()), 32 * 4);
+  EXPECT_EQ((expect_stage_writes_inside<WideShapeFp8, Fp8K32>()), 32 * 2);
+  EXPECT_EQ((expect_stage_writes_inside<WideFewRoundsShapeFp8, Fp8>()), 32 * 4);
+  // Whole passes, or B narrower than one pass (kept at BN rows, guarded): nothing padded.
+  EXPECT_EQ((expect_stage_writes_inside<Gfx950WideCout192Shape, Bf16>()), 0);
+  EXPECT_EQ((expect_stage_writes_inside<Gfx950WideCout192ShapeFp8, Fp8>()), 0);
+  EXPECT_EQ((expect_stage_writes_inside<Gfx950SmallGridShape, Bf16>()), 0);
+  EXPECT_EQ((expect_stage_writes_inside<NarrowShape, Bf16>()), 0);
+  EXPECT_EQ((expect_stage_writes_inside<TinyShape, Bf16Narrow>()), 0);
+  EXPECT_EQ((expect_stage_writes_inside<TapReduceShape, Bf16>()), 0);
+  EXPECT_EQ((expect_stage_writes_inside<NarrowShapeFp8, Fp8>()), 0);
+  EXPECT_EQ((expect_stage_writes_inside<WideElementwiseShape, Bf16>()), 32 * 4);
+}
+
 }  // namespace
 }  // namespace vaeconv::lds
