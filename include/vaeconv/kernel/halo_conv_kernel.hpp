@@ -49,6 +49,7 @@ struct HaloPolicy : Base {
   static constexpr int kHaloBytes = (Halo::kBytes + 1023) / 1024 * 1024;
   static constexpr int kTileBytesA = 0;
   static constexpr int kStageBytes = Base::kTileBytesB;
+  static constexpr int kStagedRows = Base::kRowsPerThreadB;  // a K tile's copy is B's
   static constexpr int kPipelineBytes = kHaloBytes + kStageBytes * Base::kLdsBuffers;
   // One tile per block: the epilogue may stage in all of the LDS once the K loop is done.
   static constexpr int kAheadBytes = kPipelineBytes;

@@ -109,6 +109,8 @@ struct TilePolicy : Shape {
   static_assert(!kRegisterStaged || kThreads == Shape::kWarps * 64,
                 "staged_lds_rows_b counts a wave64 target's threads");
   static constexpr bool kGuardFlushB = kGuardB && kLdsRowsB < kRowsPerThreadB * kRowsPerPassA;
+  // Rows one K tile's copy stages per thread (a buffer load each): A's and B's.
+  static constexpr int kStagedRows = kRowsPerThreadA + kRowsPerThreadB;
   static_assert(kGuardFlushB || kLdsRowsB >= kRowsPerThreadB * kRowsPerPassA,
                 "every row a thread writes unguarded lies inside its B buffer");
 
