@@ -119,16 +119,16 @@ VAECONV_UNROLL
   static constexpr int kInFlight = Policy::kBatchesInFlight;
   using Schedule = typename Policy::Schedule;
   static constexpr int kAhead = Schedule::kAhead;
+  // Vector memory instructions of one slot's issue(): one buffer load per staged row (B's only
+  // where the stages hold B, the halo kernels). A loader that issues more (a second view's
+  // reload) makes the steady trips' wait (mainloop) stricter, never too weak: the compiler still
+  // waits for each register where it is written to LDS.
+  static constexpr int kSlotLoads = Policy::kStagedRows;
   // Register-staged steady trips run unrolled over the buffers' period (mainloop) where a wave's
   // matrix work per K tile is at most six atoms (gfx942's 128 x 96 tiles, gfx950's fp8 256 x 96:
   // the tile's buffer and address arithmetic is then a large share of its issue slots). The
   // gfx950 bf16 256 x 96 tile (12 atoms) keeps one trip at a time: unrolled, LLVM splits its LDS
   // waits once more per tile (docs/perf-notes.md, issue 25 W13).
-  // Vector memory instructions of one slot's issue(): one buffer load per staged row (B's only
-  // where the stages hold B, the halo kernels). A loader that issues more (a second view's
-  // reload) makes the wait below stricter, never too weak: the compiler still waits for each
-  // register where it is written to LDS.
-  static constexpr int kSlotLoads = Policy::kStagedRows;
   static constexpr bool kUnrollBufferTrips =
       Policy::kAtomsM * Policy::kAtomsN * Policy::kAtomsK <= 6;
   static_assert(Policy::kAtomReadsLds || !kPromote, "promotion is for LDS atoms");

@@ -441,9 +441,8 @@ struct TileConvGather
 
   // What a tap contributes to every lane in it (block-uniform): its offset from the row base (the
   // channel not included), how far a left shift moves the rows' frame-mask bit it needs to bit
-  // 31 (from kNoBit when the tap is past K or its frame does not exist) and the view it reads.
-  // `first_k`: the tap's channel 0 in K.
-  static constexpr uint32_t kNoBit = 31;  // above every tap bit: no row's mask has it
+  // 31 (0 when the tap is past K or its frame does not exist: bit 31 is no tap's) and the view it
+  // reads. `first_k`: the tap's channel 0 in K.
   struct TapTerm {
     uint32_t delta, bit_shift;
     bool from_cache;
@@ -453,9 +452,9 @@ struct TileConvGather
     const typename Frames::Term f = frames.at(p, it_rel0, t_rel_end, t.kt);
     const bool ok = first_k < p.k && f.ok;  // K = taps * Cin: a tap exists iff its channel 0 does
     return {f.off + uint32_t(t.kh()) * uint32_t(p.in_sh) + uint32_t(t.kw()) * uint32_t(p.in_sw),
-            31u - (ok ? uint32_t(t.s) : kNoBit), f.from_cache};
+            ok ? 31u - uint32_t(t.s) : 0u, f.from_cache};
   }
-  static_assert(Geo::kTaps * Geo::kTaps <= int(kNoBit), "tap bits lie below kNoBit");
+  static_assert(Geo::kTaps * Geo::kTaps <= 31, "tap bits lie below bit 31");
 
   // Moves the tile cursor to the tap that holds the K tile's first column: its channel may have
   // run past Cin (one tap when Cin % BK == 0, several when BK > Cin). Block-uniform.
@@ -474,7 +473,7 @@ struct TileConvGather
   // loop (the cursor's tap is its first trip); a lane selects its own, then every row adds the
   // same offset and tests the same bit.
   VAECONV_HD void refresh(const ConvParams& p) {
-    uint32_t delta = 0, bit_shift = 31u - kNoBit;
+    uint32_t delta = 0, bit_shift = 0;
     bool cached = false;
     TileTap<Geo::kTaps> t = tile;
     int edge = -tile.c;
