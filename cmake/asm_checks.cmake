@@ -29,6 +29,10 @@
 #                   ds_* only, which the barrier rule relies on;
 #   lds-size        .amdhsa_group_segment_fixed_size <= 64 KiB (gfx942), 160 KiB (gfx950);
 #   scratch         no scratch_* instruction, no private segment, ScratchSize 0;
+#   fp-mode         each kernel starts with f32 round to nearest even and f32 subnormals kept
+#                   (.amdhsa_float_round_mode_32 0, .amdhsa_float_denorm_mode_32 3) and never
+#                   writes the MODE register (s_setreg_*, s_round_mode, s_denorm_mode): the
+#                   epilogue's gfx950 v_cvt_pk_bf16_f32 rounds per MODE (arch/cdna.hpp);
 #   barrier-lgkmcnt on every path of the kernel's CFG from its entry to an s_barrier, each ds_*
 #                   instruction is followed by an s_waitcnt with lgkmcnt(0) (alone or with other
 #                   counters) before the barrier. Checked as a may-dataflow: "an LDS instruction
@@ -562,6 +566,9 @@ function(asm_check_file file arch problems_var)
           elseif("${_b${blk}_pev}" STREQUAL "")
             list(APPEND _b${blk}_bars ${ln})  # decided by the state at block entry
           endif()
+        elseif(line MATCHES "^\ts_(setreg_[a-z0-9_]+|round_mode|denorm_mode)")
+          string(STRIP "${line}" _asm_text)
+          _asm_problem(fp-mode "a write of the wave's MODE register (float rounding / denormals)")
         elseif(line MATCHES "^\ts_movreld")
           string(STRIP "${line}" _asm_text)
           _asm_problem(cfg "an M0-indexed SGPR write: the word-3 dataflow cannot follow it")
@@ -655,6 +662,9 @@ function(asm_check_file file arch problems_var)
       elseif(line MATCHES "^\t+\\.amdhsa_(group|private)_segment_fixed_size ([0-9]+)")
         set(seg "${CMAKE_MATCH_1}")
         set(bytes "${CMAKE_MATCH_2}")
+      elseif(line MATCHES "^\t+\\.amdhsa_float_(round|denorm)_mode_32 ([0-9]+)")
+        set(seg "${CMAKE_MATCH_1}")
+        set(bytes "${CMAKE_MATCH_2}")
       endif()
       if(NOT seg STREQUAL "" AND amd_kernel MATCHES "^_ZN7vaeconv")
         short_name("${amd_kernel}" kname)
@@ -663,6 +673,10 @@ function(asm_check_file file arch problems_var)
           _asm_problem(lds-size "${bytes} bytes of LDS, over the ${_asm_lds_limit_${arch}} a ${arch} workgroup may have")
         elseif(seg STREQUAL "private" AND NOT bytes EQUAL 0)
           _asm_problem(scratch "${bytes} bytes of private segment (scratch)")
+        elseif(seg STREQUAL "round" AND NOT bytes EQUAL 0)
+          _asm_problem(fp-mode "f32 round mode ${bytes}, not 0 (round to nearest even)")
+        elseif(seg STREQUAL "denorm" AND NOT bytes EQUAL 3)
+          _asm_problem(fp-mode "f32 denorm mode ${bytes}, not 3 (subnormal inputs and outputs kept)")
         endif()
       endif()
     elseif(line MATCHES "^\t")

@@ -67,8 +67,15 @@ TEST(CachedConvReference, RefusesAMismatchedCache) {
             StatusCode::kInvalidArgument);
 }
 
+// The cached gather in both of the tile cursor's row forms (kernel::TileConvGather's kFoldRows):
+// AMD's folded offsets and cp.async's flags.
+template <int kRows, int kRowStep, int BK, int kElemBytes>
+using CachedGatherFolded = kernel::CachedConvGather<kRows, kRowStep, BK, kElemBytes, true>;
+template <int kRows, int kRowStep, int BK, int kElemBytes>
+using CachedGatherFlagged = kernel::CachedConvGather<kRows, kRowStep, BK, kElemBytes, false>;
+
 // Walks the cached gather as the kernel does and checks each row's source, offset and validity
-// against frame j = ot + kt - pad_t + cache_frames of cat(cache, x).
+// against frame j = ot + kt - pad_t + cache_frames of cat(cache, x), in both row forms.
 template <int BM, int BK, int kThreads, int kElemBytes>
 void check_cached_gather(ConvDesc d, Strides5 cache_strides) {
   if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
@@ -82,16 +89,19 @@ void check_cached_gather(ConvDesc d, Strides5 cache_strides) {
   a.weights.info = w;
   a.cache = reinterpret_cast<const void*>(uintptr_t(0x1000));
   const kernel::ConvParams p = make_params(d, a, BM, 32);
-  cached_frames_checks::check_gather_walk<kernel::CachedConvGather, BM, BK, kThreads, kElemBytes>(
-      d, w, p, [&](const kernel::BlockCoord& b) { return kernel::input_view_offset(p, b); },
-      [&](const kernel::BlockCoord& b, int64_t m, int64_t k) {
-        const int64_t tap = k / d.cin, c = k % d.cin;
-        const int64_t tt = w.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
-        const int64_t j = b.ot + tt - d.pad.t_front;  // frame of cat(cache, x)
-        const int64_t ih = m / p.wo + kh - 1, iw = m % p.wo + kw - 1;
-        return cached_frames_checks::cat_row(d, b.n, j, ih >= 0 && ih < d.h && iw >= 0 && iw < d.w,
-                                             ih * d.in_strides.h + iw * d.in_strides.w + c);
-      });
+  const auto x_base = [&](const kernel::BlockCoord& b) { return kernel::input_view_offset(p, b); };
+  const auto expect = [&](const kernel::BlockCoord& b, int64_t m, int64_t k) {
+    const int64_t tap = k / d.cin, c = k % d.cin;
+    const int64_t tt = w.kt_base + tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+    const int64_t j = b.ot + tt - d.pad.t_front;  // frame of cat(cache, x)
+    const int64_t ih = m / p.wo + kh - 1, iw = m % p.wo + kw - 1;
+    return cached_frames_checks::cat_row(d, b.n, j, ih >= 0 && ih < d.h && iw >= 0 && iw < d.w,
+                                         ih * d.in_strides.h + iw * d.in_strides.w + c);
+  };
+  cached_frames_checks::check_gather_walk<CachedGatherFolded, BM, BK, kThreads, kElemBytes>(
+      d, w, p, x_base, expect);
+  cached_frames_checks::check_gather_walk<CachedGatherFlagged, BM, BK, kThreads, kElemBytes>(
+      d, w, p, x_base, expect);
 }
 
 TEST(CachedConvGather, EveryBlockThreadAndKTile) {
@@ -148,7 +158,7 @@ cached_frames_checks::EitherCopyCounts either_copy(ConvDesc d, bool lie = false)
   a.weights.info = w;
   a.cache = reinterpret_cast<const void*>(uintptr_t(0x1000));
   const kernel::ConvParams p = make_params(d, a, BM, 32);
-  return cached_frames_checks::check_either_copy<kernel::CachedConvGather, BM, BK, kThreads,
+  return cached_frames_checks::check_either_copy<CachedGatherFolded, BM, BK, kThreads,
                                                  kElemBytes>(
       d, p, [&](const kernel::BlockCoord& b) { return kernel::input_view_offset(p, b); }, lie);
 }

@@ -137,6 +137,9 @@ std::string replay_packed() {
   using S = kernel::EpilogueShape<P>;
   using L = typename P::AtomT::Layout;
   constexpr bool kPairs = kernel::c_pairs_along_n<L>();
+  // MFMA: registers r, r + 1 (r even) are rows row, row + 1 of one column, rounded together and
+  // staged as two 16-bit stores (the kernel's kRowPairs).
+  constexpr bool kRowPairs = !kPairs && kernel::c_pairs_along_m<L>();
   if (!S::kPackedFits) return "the packed staging does not fit: the tile would fall back to fp32";
   const int stage_elems = S::kPackedBytes / 2;
   std::vector<int> stage(static_cast<size_t>(stage_elems), -1);
@@ -149,7 +152,7 @@ std::string replay_packed() {
       for (int r0 = 0; r0 < L::kCElems; r0 += kPairs ? 2 : 1) {
         if (kernel::c_col_leader<L>(r0) != r0) continue;
         for (int i = 0; i < P::kAtomsM; ++i)
-        for (int r = 0; r < L::kCElems; r += kPairs ? 2 : 1) {
+        for (int r = 0; r < L::kCElems; r += kPairs || kRowPairs ? 2 : 1) {
           if (kernel::c_col_leader<L>(r) != r0) continue;
           std::vector<int> bank_used(32, -1);
           for (int lane = 0; lane < P::kWaveSize; ++lane) {
@@ -161,6 +164,15 @@ std::string replay_packed() {
             for (int e = 0; e < (kPairs ? 2 : 1); ++e) {
               if (stage[static_cast<size_t>(at + e)] != -1) return "two accumulators, one slot";
               stage[static_cast<size_t>(at + e)] = row * P::BN + factors_col + e;
+            }
+            if (kRowPairs) {  // register r + 1: the pair's high half, one row down
+              if (L::c_row(lane, r + 1) != L::c_row(lane, r) + 1 ||
+                  L::c_col(lane, r + 1) != L::c_col(lane, r))
+                return "register r + 1 is not the next row of register r's column";
+              const int at1 = S::packed_index(row + 1, col);
+              if (at1 < 0 || at1 >= stage_elems) return "staging index out of range";
+              if (stage[static_cast<size_t>(at1)] != -1) return "two accumulators, one slot";
+              stage[static_cast<size_t>(at1)] = (row + 1) * P::BN + factors_col;
             }
             if (kPairs) {
               if (at % 2 != 0) return "a pair store that is not 4-byte aligned";
@@ -243,6 +255,12 @@ TEST(EpilogueShape, PackedStagingFitsAndCoversEveryShippedTileOnce) {
   static_assert(!kernel::c_pairs_along_n<Mfma32x32x16Bf16>() &&
                     !kernel::c_pairs_along_n<Mfma16x16x32Bf16>(),
                 "an MFMA lane holds one column");
+  static_assert(kernel::c_pairs_along_m<Mfma32x32x16Bf16>() &&
+                    kernel::c_pairs_along_m<Mfma16x16x32Bf16>() &&
+                    kernel::c_pairs_along_m<Mfma32x32x64Fp8>() &&
+                    !kernel::c_pairs_along_m<MmaM16N16K16Bf16>() &&
+                    !kernel::c_pairs_along_m<WgmmaM64<96, 2>>(),
+                "an MFMA lane's registers r, r + 1 are adjacent rows of its column");
   // AMD: wide bf16 / fp8, narrow, tiny (2 stages).
   using AmdWide = PolicyOf<TileShape<128, 96, 32, 4, 1, 2>, 64, Mfma32x32x16Bf16>;
   using AmdWideFp8 = PolicyOf<TileShape<128, 96, 64, 4, 1, 2>, 64, Mfma32x32x64Fp8>;

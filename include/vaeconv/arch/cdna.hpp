@@ -161,10 +161,22 @@ struct Cdna {
   }
 
   // --- Epilogue rounding: two floats to bf16, lo in bits 0-15 -----------------------------------
-  // The shared integer RNE (core/numerics_bf16.hpp). gfx950's v_cvt_pk_bf16_f32 would do it in
-  // one instruction; it is not used until its rounding can be checked on hardware.
+  // gfx950: v_cvt_pk_bf16_f32, one instruction for the pair (the integer RNE costs about six
+  // VALU per value). It is what LLVM selects for IR `fptrunc float to bfloat`, whose semantics are
+  // round to nearest even; it rounds per the wave's MODE, which the kernels leave at their
+  // descriptor's defaults: RNE with f32 subnormals kept (.amdhsa_float_round_mode_32 0,
+  // .amdhsa_float_denorm_mode_32 3: cmake/asm_checks.cmake's rule fp-mode asserts both on every
+  // kernel). So every non-NaN input gives float_to_bf16's bits and a NaN stays a NaN: the
+  // contract test_pack_bf16_gpu.cpp checks on the device, as for NVIDIA's cvt.rn.bf16x2.
+  // gfx942 has no such instruction: the shared integer RNE (core/numerics_bf16.hpp).
   VAECONV_DEVICE static uint32_t pack_bf16x2(float lo, float hi) {
+#if defined(__gfx950__)
+    using f32x2 = float __attribute__((ext_vector_type(2)));
+    using bf16x2 = __bf16 __attribute__((ext_vector_type(2)));
+    return __builtin_bit_cast(uint32_t, __builtin_convertvector(f32x2{lo, hi}, bf16x2));
+#else
     return uint32_t(float_to_bf16(lo)) | (uint32_t(float_to_bf16(hi)) << 16);
+#endif
   }
 
   // --- Matrix atoms --------------------------------------------------------------------------------

@@ -64,28 +64,30 @@ struct CachedFrames {
 // The causal 16-byte gather with the cached frames in front of x (the file comment): the vector
 // gather whose taps take their frame from CachedFrames; from_cache says which view a thread's
 // current tap reads.
-template <int kRows, int kRowStep, int BK, int kElemBytes>
+template <int kRows, int kRowStep, int BK, int kElemBytes, bool kFoldRows = true>
 struct CachedConvGather
-    : TileConvGather<CausalGeometry, kRows, kRowStep, BK, kElemBytes, CachedFrames> {};
+    : TileConvGather<CausalGeometry, kRows, kRowStep, BK, kElemBytes, CachedFrames, kFoldRows> {};
 
 // The A gather of a geometry: conv_gather.hpp's, or the geometry's own (the cached one here,
 // the temporal conv's in temporal_gather.hpp).
 // kLaneCursor: the atom asks for the per-thread K cursor (LaneKCursor); the cached and temporal
-// gathers have the tile cursor only.
+// gathers have the tile cursor only. kFoldRows: the target's loads read folded offsets
+// (LoadsReadFolded), which the tile cursor then gives a missing row.
 template <class Geo>
 struct GatherFor {
-  template <int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps, bool kLaneCursor>
-  using type = ConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps, kLaneCursor>;
+  template <int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps, bool kLaneCursor,
+            bool kFoldRows>
+  using type = ConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps, kLaneCursor, kFoldRows>;
 };
 template <>
 struct GatherFor<CachedCausalGeometry> {
-  template <int kRows, int kRowStep, int BK, int kElemBytes, bool, bool>
-  using type = CachedConvGather<kRows, kRowStep, BK, kElemBytes>;
+  template <int kRows, int kRowStep, int BK, int kElemBytes, bool, bool, bool kFoldRows>
+  using type = CachedConvGather<kRows, kRowStep, BK, kElemBytes, kFoldRows>;
 };
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps,
-          bool kLaneCursor = false>
+          bool kLaneCursor = false, bool kFoldRows = true>
 using GatherA = typename GatherFor<Geo>::template type<kRows, kRowStep, BK, kElemBytes, kFarSteps,
-                                                       kLaneCursor>;
+                                                       kLaneCursor, kFoldRows>;
 
 namespace detail {
 template <class V, class = void>

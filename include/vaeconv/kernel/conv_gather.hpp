@@ -51,12 +51,14 @@ template <class Gather>
 struct OffsetFoldsRange<Gather, std::enable_if_t<Gather::kOffsetFoldsRange>> : std::true_type {};
 // Whether Arch's loads read Gather's folded offsets as they are: the gather folds, and the
 // target's loads return zeros at or past kFoldedOutOfRange (Arch::kOutOfRange no larger).
-template <class Gather, class Arch, class = void>
-struct FoldsRange : std::false_type {};
+template <class Arch, class = void>
+struct LoadsReadFolded : std::false_type {};
+template <class Arch>
+struct LoadsReadFolded<Arch, decltype(void(Arch::kOutOfRange))>
+    : std::bool_constant<Arch::kOutOfRange <= kFoldedOutOfRange> {};
 template <class Gather, class Arch>
-struct FoldsRange<Gather, Arch, decltype(void(Arch::kOutOfRange))>
-    : std::bool_constant<OffsetFoldsRange<Gather>::value &&
-                         Arch::kOutOfRange <= kFoldedOutOfRange> {};
+struct FoldsRange
+    : std::bool_constant<OffsetFoldsRange<Gather>::value && LoadsReadFolded<Arch>::value> {};
 
 // Taps: the packed spatial taps are a Taps x Taps window of the 3 x 3 grid (TapWindowCursor):
 // the whole grid, or (Taps = 2) one output phase of the upsample conv (upsample_phases.hpp).
@@ -415,7 +417,11 @@ struct TilePosition {
 
 // The vector gather with a block-uniform K cursor (the file comment): `tile` and `k0` are the K
 // tile's first column, `lane_c` the thread's chunk's fixed channel offset from it.
-template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, class Frames = XFrames>
+// kFoldRows: the target's loads read the folded offsets (LoadsReadFolded: AMD's buffer loads), so
+// refresh() folds a missing row's offset with a row mask and no compare; elsewhere (cp.async,
+// which zero-fills by exists()) it keeps the row's flag only and leaves the offset as it is.
+template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, class Frames = XFrames,
+          bool kFoldRows = true>
 struct TileConvGather
     : GatherRows<Geo, kRows, kRowStep, kElemBytes, TilePosition<Geo::kTaps, Frames>> {
   using Rows = GatherRows<Geo, kRows, kRowStep, kElemBytes, TilePosition<Geo::kTaps, Frames>>;
@@ -424,9 +430,9 @@ struct TileConvGather
   using Rows::it_rel0, Rows::t_rel_end, Rows::taps_in_frame, Rows::off_, Rows::ok_;
   using Rows::at, Rows::valid;
   using Position::tile, Position::k0, Position::lane_c, Position::frames, Position::from_cache;
-  // offset(i) of a row that does not exist is kFoldedOutOfRange or more (the same-tap steps add
-  // less than Cin elements to it).
-  static constexpr bool kOffsetFoldsRange = true;
+  // With kFoldRows, offset(i) of a row that does not exist is kFoldedOutOfRange or more (the
+  // same-tap steps add less than Cin elements to it).
+  static constexpr bool kOffsetFoldsRange = kFoldRows;
   static_assert(kLinear || !Frames::kCache, "the cached frames are read by the causal conv");
 
   VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
@@ -440,19 +446,22 @@ struct TileConvGather
   }
 
   // What a tap contributes to every lane in it (block-uniform): its offset from the row base (the
-  // channel not included), how far a left shift moves the rows' frame-mask bit it needs to bit
-  // 31 (0 when the tap is past K or its frame does not exist: bit 31 is no tap's) and the view it
-  // reads. `first_k`: the tap's channel 0 in K.
+  // channel not included), its test of the rows' frame mask, and the view it reads. The test,
+  // with kFoldRows: how far a left shift moves the tap's bit to bit 31 (0 when the tap is past K
+  // or its frame does not exist: bit 31 is no tap's); without: the tap's bit (0 for no tap).
+  // `first_k`: the tap's channel 0 in K.
   struct TapTerm {
-    uint32_t delta, bit_shift;
+    uint32_t delta, bit;
     bool from_cache;
   };
   VAECONV_HD TapTerm tap_term(const ConvParams& p, const TileTap<Geo::kTaps>& t,
                               int first_k) const {
     const typename Frames::Term f = frames.at(p, it_rel0, t_rel_end, t.kt);
     const bool ok = first_k < p.k && f.ok;  // K = taps * Cin: a tap exists iff its channel 0 does
-    return {f.off + uint32_t(t.kh()) * uint32_t(p.in_sh) + uint32_t(t.kw()) * uint32_t(p.in_sw),
-            ok ? 31u - uint32_t(t.s) : 0u, f.from_cache};
+    const uint32_t delta =
+        f.off + uint32_t(t.kh()) * uint32_t(p.in_sh) + uint32_t(t.kw()) * uint32_t(p.in_sw);
+    if constexpr (kFoldRows) return {delta, ok ? 31u - uint32_t(t.s) : 0u, f.from_cache};
+    else return {delta, uint32_t(ok) << t.s, f.from_cache};
   }
   static_assert(Geo::kTaps * Geo::kTaps <= 31, "tap bits lie below bit 31");
 
@@ -473,7 +482,7 @@ struct TileConvGather
   // loop (the cursor's tap is its first trip); a lane selects its own, then every row adds the
   // same offset and tests the same bit.
   VAECONV_HD void refresh(const ConvParams& p) {
-    uint32_t delta = 0, bit_shift = 0;
+    uint32_t delta = 0, bit = 0;
     bool cached = false;
     TileTap<Geo::kTaps> t = tile;
     int edge = -tile.c;
@@ -481,7 +490,7 @@ struct TileConvGather
       const TapTerm n = tap_term(p, t, k0 + edge);
       const bool mine = lane_c >= edge;
       delta = mine ? n.delta - uint32_t(edge) : delta;
-      bit_shift = mine ? n.bit_shift : bit_shift;
+      bit = mine ? n.bit : bit;
       cached = mine ? n.from_cache : cached;
       t.next_tap();
       edge += p.cin;
@@ -490,16 +499,25 @@ struct TileConvGather
     else (void)cached;
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) {
-      // The row's bit as a mask of 32 (to bit 31, then an arithmetic shift: no compare into a
-      // condition register, whose use AMD must pad with wait states), then the offset or
-      // kFoldedOutOfRange by it (one bitwise select).
-      const uint32_t in = uint32_t(int32_t(taps_in_frame[i] << bit_shift) >> 31);
-      ok_[i] = in != 0u;
-      uint32_t off;
-      if constexpr (kLinear) off = Rows::linear_at(i, delta);
-      else off = at(p, i);
-      off_[i] = (off & in) | (kFoldedOutOfRange & ~in);
+      if constexpr (kFoldRows) {
+        // The row's bit as a mask of 32 (to bit 31, then an arithmetic shift: no compare into a
+        // condition register, whose use AMD must pad with wait states), then the offset or
+        // kFoldedOutOfRange by it (one bitwise select).
+        const uint32_t in = uint32_t(int32_t(taps_in_frame[i] << bit) >> 31);
+        ok_[i] = in != 0u;
+        off_[i] = (row_offset(p, i, delta) & in) | (kFoldedOutOfRange & ~in);
+      } else {
+        ok_[i] = (taps_in_frame[i] & bit) != 0u;
+        off_[i] = row_offset(p, i, delta);
+      }
     }
+  }
+
+  // Row i's offset at the refreshed position: the row base plus the lane's tap delta (kLinear),
+  // or the math form.
+  VAECONV_HD uint32_t row_offset(const ConvParams& p, int i, uint32_t delta) const {
+    if constexpr (kLinear) return Rows::linear_at(i, delta);
+    else return at(p, i);
   }
 
   VAECONV_HD void advance(const ConvParams& p) {
@@ -533,11 +551,12 @@ VAECONV_UNROLL
 // The implicit GEMM's A gather: the tile-cursor vector gather, or (kFarSteps) the element-wise
 // kernel's per-thread cursor, or (kLaneCursor: an atom that asks for it, LaneKCursor below) the
 // per-thread cursor for the vector gather too.
+// kFoldRows: the tile cursor's (TileConvGather).
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps = false,
-          bool kLaneCursor = false>
+          bool kLaneCursor = false, bool kFoldRows = true>
 using ConvGather = typename std::conditional<
     kFarSteps || kLaneCursor, LaneConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps>,
-    TileConvGather<Geo, kRows, kRowStep, BK, kElemBytes>>::type;
+    TileConvGather<Geo, kRows, kRowStep, BK, kElemBytes, XFrames, kFoldRows>>::type;
 
 // Whether an atom's kernels walk K with the per-thread cursor (Atom::kLaneKCursor; default: the
 // block-uniform tile cursor).

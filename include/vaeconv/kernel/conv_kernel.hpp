@@ -64,7 +64,7 @@ struct ConvKernel {
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
     GatherA<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes, !kVectorGather,
-            LaneKCursor<typename Policy::AtomT>::value>
+            LaneKCursor<typename Policy::AtomT>::value, LoadsReadFolded<Arch>::value>
         ga;
     CopyA<Geo, Arch> copy_a;  // the A view(s): x's, and the cache's for a cached conv
     // B keeps its folded offsets where the staged loads read them (AMD: BlockGemm's FoldsRange).

@@ -70,6 +70,7 @@ struct Epilogue {
 
   using Arch = typename Policy::ArchT;
   static constexpr bool kPairs = c_pairs_along_n<Layout>();
+  static constexpr bool kRowPairs = !kPairs && c_pairs_along_m<Layout>();
 
   // b: the frame (n, ot) and the first output channel n0; rows: the tile's pixels; acc[i][j]: the
   // warp's atoms; (wm0, wn0): the warp tile's origin in the block tile; stage: the LDS the kernel
@@ -145,6 +146,7 @@ struct Epilogue {
     //    load per accumulator. Columns past Cout (a partial Cout tile) are staged too, with the
     //    factors of column Cout - kStep (a valid read), and never stored: no select per element.
     constexpr int kStep = kPairs ? 2 : 1;
+    constexpr int kRegStep = kPairs || kRowPairs ? 2 : 1;  // registers rounded together
 VAECONV_UNROLL
     for (int j = 0; j < Policy::kAtomsN; ++j) {
       const int atom_col = wn0 + j * Atom::kN;
@@ -161,13 +163,18 @@ VAECONV_UNROLL
           for (int i = 0; i < Policy::kAtomsM; ++i)
             for_each_constant<Layout::kCElems>([&](auto reg) VAECONV_FORCE_INLINE_LAMBDA {
               constexpr int r = decltype(reg)::value;
-              if constexpr (r % kStep == 0 && c_col_leader<Layout>(r) == r0) {
+              if constexpr (r % kRegStep == 0 && c_col_leader<Layout>(r) == r0) {
                 const int row = wm0 + i * Atom::kM + Layout::c_row(lane, r);
                 const float v0 = apply(c[0], acc[i][j].v[r]);
                 if constexpr (kPairs) {
                   const float v1 = apply(c[kStep - 1], acc[i][j].v[r + 1]);
                   *reinterpret_cast<uint32_t*>(stage + Shape::packed_index(row, col)) =
                       Arch::pack_bf16x2(v0, v1);
+                } else if constexpr (kRowPairs) {
+                  // r + 1 is row + 1 of the same column: one rounding for both, two stores.
+                  const uint32_t two = Arch::pack_bf16x2(v0, apply(c[0], acc[i][j].v[r + 1]));
+                  stage[Shape::packed_index(row, col)] = uint16_t(two);
+                  stage[Shape::packed_index(row + 1, col)] = uint16_t(two >> 16);
                 } else {
                   stage[Shape::packed_index(row, col)] = float_to_bf16(v0);
                 }
@@ -260,8 +267,7 @@ VAECONV_UNROLL
     } else {
       uint32_t w[4];
 VAECONV_UNROLL
-      for (int e = 0; e < 4; ++e)
-        w[e] = uint32_t(float_to_bf16(v[2 * e])) | (uint32_t(float_to_bf16(v[2 * e + 1])) << 16);
+      for (int e = 0; e < 4; ++e) w[e] = Arch::pack_bf16x2(v[2 * e], v[2 * e + 1]);
       *reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.y) + off) =
           make_uint4(w[0], w[1], w[2], w[3]);
     }

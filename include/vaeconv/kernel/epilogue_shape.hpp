@@ -141,6 +141,20 @@ VAECONV_HD constexpr bool c_pairs_along_n() {
   return true;
 }
 
+// Whether they come in pairs of adjacent rows of one column instead (r even: C[row][col], r + 1:
+// C[row + 1][col]): true for the MFMA layouts. The packed epilogue then rounds the pair with one
+// Arch::pack_bf16x2 (one instruction on gfx950) and stores its halves as two 16-bit LDS writes.
+template <class Layout>
+VAECONV_HD constexpr bool c_pairs_along_m() {
+  if (Layout::kCElems % 2 != 0) return false;
+  for (int l = 0; l < Layout::kLanes; ++l)
+    for (int r = 0; r < Layout::kCElems; r += 2)
+      if (Layout::c_col(l, r + 1) != Layout::c_col(l, r) ||
+          Layout::c_row(l, r + 1) != Layout::c_row(l, r) + 1)
+        return false;
+  return true;
+}
+
 // The column leader of accumulator register r: the first register r0 <= r that holds the same
 // output column as r in every lane (an MFMA lane holds one column in all its registers, so every
 // register's leader is 0; an NVIDIA lane holds column pairs that repeat 8 rows down, so r and

@@ -97,7 +97,7 @@ VAECONV_UNROLL
 
 template <>
 struct GatherFor<TemporalGeometry> {
-  template <int kRows, int kRowStep, int BK, int kElemBytes, bool, bool>
+  template <int kRows, int kRowStep, int BK, int kElemBytes, bool, bool, bool>
   using type = TemporalGather<kRows, kRowStep, BK, kElemBytes>;
 };
 
