@@ -67,12 +67,12 @@ TEST(CachedConvReference, RefusesAMismatchedCache) {
             StatusCode::kInvalidArgument);
 }
 
-// The cached gather in both of the tile cursor's row forms (kernel::TileConvGather's kFoldRows):
-// AMD's folded offsets and cp.async's flags.
+// The cached gather in both of the tile cursor's row tests (kernel::TileConvGather's kMaskRows):
+// AMD's mask and cp.async's flag and select.
 template <int kRows, int kRowStep, int BK, int kElemBytes>
-using CachedGatherFolded = kernel::CachedConvGather<kRows, kRowStep, BK, kElemBytes, true>;
+using CachedGatherMasked = kernel::CachedConvGather<kRows, kRowStep, BK, kElemBytes, true>;
 template <int kRows, int kRowStep, int BK, int kElemBytes>
-using CachedGatherFlagged = kernel::CachedConvGather<kRows, kRowStep, BK, kElemBytes, false>;
+using CachedGatherSelected = kernel::CachedConvGather<kRows, kRowStep, BK, kElemBytes, false>;
 
 // Walks the cached gather as the kernel does and checks each row's source, offset and validity
 // against frame j = ot + kt - pad_t + cache_frames of cat(cache, x), in both row forms.
@@ -98,9 +98,9 @@ void check_cached_gather(ConvDesc d, Strides5 cache_strides) {
     return cached_frames_checks::cat_row(d, b.n, j, ih >= 0 && ih < d.h && iw >= 0 && iw < d.w,
                                          ih * d.in_strides.h + iw * d.in_strides.w + c);
   };
-  cached_frames_checks::check_gather_walk<CachedGatherFolded, BM, BK, kThreads, kElemBytes>(
+  cached_frames_checks::check_gather_walk<CachedGatherMasked, BM, BK, kThreads, kElemBytes>(
       d, w, p, x_base, expect);
-  cached_frames_checks::check_gather_walk<CachedGatherFlagged, BM, BK, kThreads, kElemBytes>(
+  cached_frames_checks::check_gather_walk<CachedGatherSelected, BM, BK, kThreads, kElemBytes>(
       d, w, p, x_base, expect);
 }
 
@@ -158,7 +158,7 @@ cached_frames_checks::EitherCopyCounts either_copy(ConvDesc d, bool lie = false)
   a.weights.info = w;
   a.cache = reinterpret_cast<const void*>(uintptr_t(0x1000));
   const kernel::ConvParams p = make_params(d, a, BM, 32);
-  return cached_frames_checks::check_either_copy<CachedGatherFolded, BM, BK, kThreads,
+  return cached_frames_checks::check_either_copy<CachedGatherMasked, BM, BK, kThreads,
                                                  kElemBytes>(
       d, p, [&](const kernel::BlockCoord& b) { return kernel::input_view_offset(p, b); }, lie);
 }

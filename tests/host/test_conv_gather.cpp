@@ -59,10 +59,10 @@ struct Visit {
 // kLaneCursor: the vector gather with the per-thread K cursor (LaneConvGather: what an atom with
 // kLaneKCursor, the wgmma one, gets) instead of the block-uniform one. Both read the rows and
 // check at()/valid() through GatherRows' math form at their own cursor.
-// kFoldRows: the tile cursor's form for loads that read folded offsets (AMD), or (false) the
-// one that keeps the row's flag only (cp.async).
+// kMaskRows: the tile cursor's row test for loads that read folded offsets only (AMD: a mask), or
+// (false) the flag and a select (cp.async).
 template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, bool kFarSteps = false,
-          bool kLaneCursor = false, bool kFoldRows = true, class Check>
+          bool kLaneCursor = false, bool kMaskRows = true, class Check>
 void walk_gathers(const ConvDesc& d, Check&& check) {
   using R = Roles<BM, BK, kThreads, kElemBytes>;
   PackedWeightsInfo w;  // the direct form's packing (these geometries: 3 x 3 taps)
@@ -79,7 +79,7 @@ void walk_gathers(const ConvDesc& d, Check&& check) {
       for (int tid = 0; tid < kThreads; ++tid) {
         const int chunk = tid % R::kChunks, row0 = tid / R::kChunks;
         kernel::ConvGather<Geo, R::kRows, R::kRowStep, BK, kElemBytes, kFarSteps, kLaneCursor,
-                           kFoldRows>
+                           kMaskRows>
             g;
         g.init(p, b, row0, chunk);
         for (int kt = 0; kt < k_tiles; ++kt) {
@@ -92,11 +92,11 @@ void walk_gathers(const ConvDesc& d, Check&& check) {
 }
 
 template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, bool kLaneCursor,
-          bool kFoldRows = true>
+          bool kMaskRows = true>
 void check_gather_cursor(const ConvDesc& d) {
   using R = Roles<BM, BK, kThreads, kElemBytes>;
   int64_t checked = 0, valid_seen = 0;
-  walk_gathers<Geo, BM, BN, BK, kThreads, kElemBytes, false, kLaneCursor, kFoldRows>(
+  walk_gathers<Geo, BM, BN, BK, kThreads, kElemBytes, false, kLaneCursor, kMaskRows>(
       d, [&](const ConvParams& p, const PackedWeightsInfo& w, const Visit& v, const auto& g) {
         for (int i = 0; i < R::kRows; ++i) {
           const int m = v.b.m0 + v.row0 + i * R::kRowStep;
@@ -130,13 +130,13 @@ void check_gather_cursor(const ConvDesc& d) {
   EXPECT_GT(checked, valid_seen) << "borders must produce padding taps";
 }
 
-// Both K cursors of the vector gather: the block-uniform one, in both row forms (AMD's folded
-// offsets, mma.sync's flags), and the per-thread one (wgmma).
+// Both K cursors of the vector gather: the block-uniform one, in both row tests (AMD's mask,
+// cp.async's flag and select), and the per-thread one (wgmma).
 template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes = 2>
 void check_gather(ConvDesc d) {
   if (kElemBytes == 1) d.set_dtypes(DType::kFP8E4M3);
   check_gather_cursor<Geo, BM, BN, BK, kThreads, kElemBytes, false>(d);
-  check_gather_cursor<Geo, BM, BN, BK, kThreads, kElemBytes, false, /*kFoldRows=*/false>(d);
+  check_gather_cursor<Geo, BM, BN, BK, kThreads, kElemBytes, false, /*kMaskRows=*/false>(d);
   check_gather_cursor<Geo, BM, BN, BK, kThreads, kElemBytes, true>(d);
 }
 

@@ -64,30 +64,30 @@ struct CachedFrames {
 // The causal 16-byte gather with the cached frames in front of x (the file comment): the vector
 // gather whose taps take their frame from CachedFrames; from_cache says which view a thread's
 // current tap reads.
-template <int kRows, int kRowStep, int BK, int kElemBytes, bool kFoldRows = true>
+template <int kRows, int kRowStep, int BK, int kElemBytes, bool kMaskRows = true>
 struct CachedConvGather
-    : TileConvGather<CausalGeometry, kRows, kRowStep, BK, kElemBytes, CachedFrames, kFoldRows> {};
+    : TileConvGather<CausalGeometry, kRows, kRowStep, BK, kElemBytes, CachedFrames, kMaskRows> {};
 
 // The A gather of a geometry: conv_gather.hpp's, or the geometry's own (the cached one here,
 // the temporal conv's in temporal_gather.hpp).
 // kLaneCursor: the atom asks for the per-thread K cursor (LaneKCursor); the cached and temporal
-// gathers have the tile cursor only. kFoldRows: the target's loads read folded offsets
-// (LoadsReadFolded), which the tile cursor then gives a missing row.
+// gathers have the tile cursor only. kMaskRows: the target's loads read folded offsets only
+// (LoadsReadFolded), so the tile cursor folds a missing row by a mask (conv_gather.hpp).
 template <class Geo>
 struct GatherFor {
   template <int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps, bool kLaneCursor,
-            bool kFoldRows>
-  using type = ConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps, kLaneCursor, kFoldRows>;
+            bool kMaskRows>
+  using type = ConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps, kLaneCursor, kMaskRows>;
 };
 template <>
 struct GatherFor<CachedCausalGeometry> {
-  template <int kRows, int kRowStep, int BK, int kElemBytes, bool, bool, bool kFoldRows>
-  using type = CachedConvGather<kRows, kRowStep, BK, kElemBytes, kFoldRows>;
+  template <int kRows, int kRowStep, int BK, int kElemBytes, bool, bool, bool kMaskRows>
+  using type = CachedConvGather<kRows, kRowStep, BK, kElemBytes, kMaskRows>;
 };
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps,
-          bool kLaneCursor = false, bool kFoldRows = true>
+          bool kLaneCursor = false, bool kMaskRows = true>
 using GatherA = typename GatherFor<Geo>::template type<kRows, kRowStep, BK, kElemBytes, kFarSteps,
-                                                       kLaneCursor, kFoldRows>;
+                                                       kLaneCursor, kMaskRows>;
 
 namespace detail {
 template <class V, class = void>

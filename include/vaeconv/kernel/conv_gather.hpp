@@ -417,11 +417,12 @@ struct TilePosition {
 
 // The vector gather with a block-uniform K cursor (the file comment): `tile` and `k0` are the K
 // tile's first column, `lane_c` the thread's chunk's fixed channel offset from it.
-// kFoldRows: the target's loads read the folded offsets (LoadsReadFolded: AMD's buffer loads), so
-// refresh() folds a missing row's offset with a row mask and no compare; elsewhere (cp.async,
-// which zero-fills by exists()) it keeps the row's flag only and leaves the offset as it is.
+// kMaskRows: the target's loads read the folded offsets and never the flag (LoadsReadFolded: AMD's
+// buffer loads), so refresh() folds a missing row's offset by a 32-bit row mask, with no compare;
+// elsewhere (cp.async zero-fills by exists()) it tests the row's bit into the flag and folds by a
+// select of it, the form the sm_90a kernels were measured fastest with (docs/perf-notes.md).
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, class Frames = XFrames,
-          bool kFoldRows = true>
+          bool kMaskRows = true>
 struct TileConvGather
     : GatherRows<Geo, kRows, kRowStep, kElemBytes, TilePosition<Geo::kTaps, Frames>> {
   using Rows = GatherRows<Geo, kRows, kRowStep, kElemBytes, TilePosition<Geo::kTaps, Frames>>;
@@ -430,9 +431,9 @@ struct TileConvGather
   using Rows::it_rel0, Rows::t_rel_end, Rows::taps_in_frame, Rows::off_, Rows::ok_;
   using Rows::at, Rows::valid;
   using Position::tile, Position::k0, Position::lane_c, Position::frames, Position::from_cache;
-  // With kFoldRows, offset(i) of a row that does not exist is kFoldedOutOfRange or more (the
-  // same-tap steps add less than Cin elements to it).
-  static constexpr bool kOffsetFoldsRange = kFoldRows;
+  // offset(i) of a row that does not exist is kFoldedOutOfRange or more (the same-tap steps add
+  // less than Cin elements to it).
+  static constexpr bool kOffsetFoldsRange = true;
   static_assert(kLinear || !Frames::kCache, "the cached frames are read by the causal conv");
 
   VAECONV_HD void init(const ConvParams& p, const BlockCoord& b, int row0, int chunk) {
@@ -447,7 +448,7 @@ struct TileConvGather
 
   // What a tap contributes to every lane in it (block-uniform): its offset from the row base (the
   // channel not included), its test of the rows' frame mask, and the view it reads. The test,
-  // with kFoldRows: how far a left shift moves the tap's bit to bit 31 (0 when the tap is past K
+  // with kMaskRows: how far a left shift moves the tap's bit to bit 31 (0 when the tap is past K
   // or its frame does not exist: bit 31 is no tap's); without: the tap's bit (0 for no tap).
   // `first_k`: the tap's channel 0 in K.
   struct TapTerm {
@@ -460,7 +461,7 @@ struct TileConvGather
     const bool ok = first_k < p.k && f.ok;  // K = taps * Cin: a tap exists iff its channel 0 does
     const uint32_t delta =
         f.off + uint32_t(t.kh()) * uint32_t(p.in_sh) + uint32_t(t.kw()) * uint32_t(p.in_sw);
-    if constexpr (kFoldRows) return {delta, ok ? 31u - uint32_t(t.s) : 0u, f.from_cache};
+    if constexpr (kMaskRows) return {delta, ok ? 31u - uint32_t(t.s) : 0u, f.from_cache};
     else return {delta, uint32_t(ok) << t.s, f.from_cache};
   }
   static_assert(Geo::kTaps * Geo::kTaps <= 31, "tap bits lie below bit 31");
@@ -499,7 +500,7 @@ struct TileConvGather
     else (void)cached;
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) {
-      if constexpr (kFoldRows) {
+      if constexpr (kMaskRows) {
         // The row's bit as a mask of 32 (to bit 31, then an arithmetic shift: no compare into a
         // condition register, whose use AMD must pad with wait states), then the offset or
         // kFoldedOutOfRange by it (one bitwise select).
@@ -508,7 +509,7 @@ VAECONV_UNROLL
         off_[i] = (row_offset(p, i, delta) & in) | (kFoldedOutOfRange & ~in);
       } else {
         ok_[i] = (taps_in_frame[i] & bit) != 0u;
-        off_[i] = row_offset(p, i, delta);
+        off_[i] = ok_[i] ? row_offset(p, i, delta) : kFoldedOutOfRange;
       }
     }
   }
@@ -551,12 +552,12 @@ VAECONV_UNROLL
 // The implicit GEMM's A gather: the tile-cursor vector gather, or (kFarSteps) the element-wise
 // kernel's per-thread cursor, or (kLaneCursor: an atom that asks for it, LaneKCursor below) the
 // per-thread cursor for the vector gather too.
-// kFoldRows: the tile cursor's (TileConvGather).
+// kMaskRows: the tile cursor's row test (TileConvGather).
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps = false,
-          bool kLaneCursor = false, bool kFoldRows = true>
+          bool kLaneCursor = false, bool kMaskRows = true>
 using ConvGather = typename std::conditional<
     kFarSteps || kLaneCursor, LaneConvGather<Geo, kRows, kRowStep, BK, kElemBytes, kFarSteps>,
-    TileConvGather<Geo, kRows, kRowStep, BK, kElemBytes, XFrames, kFoldRows>>::type;
+    TileConvGather<Geo, kRows, kRowStep, BK, kElemBytes, XFrames, kMaskRows>>::type;
 
 // Whether an atom's kernels walk K with the per-thread cursor (Atom::kLaneKCursor; default: the
 // block-uniform tile cursor).
