@@ -50,6 +50,7 @@
 # own from the same bank model: a host program built here, build/amd-model/banks.json). It
 # prints the totals and, per candidate, scratch bytes, VGPRs, occupancy and the 96->96 1024²
 # row's blocks per CU and bound: a candidate with scratch is not shippable.
+# Flag "ob": a OneBufferTileShape (one LDS buffer, a barrier before each K tile's flush).
 # Flag "tb": the candidate is a TwoBufferTileShape (kernel/tile_policy.hpp: two LDS buffers, the
 # stages - 1 tiles ahead staged in registers); its LDS is two buffers (the kernel's own, from
 # the assembly, where the epilogue's staging needs more).
@@ -181,6 +182,7 @@ case "${1:-}" in
           fp8) atom=AtomFp8 lay=Mfma32x32x64Fp8 eb=1 ;;
           k32) atom=k32 lay=Mfma32x32x32Fp8 eb=1 ;;  # fp8 on the sweep's 32x32x32 e4m3 atom (gfx942; sweep_atom_fp8_k32.hpp)
           tb) shape=TwoBufferTileShape bufs=2 ;;  # two LDS buffers, st - 1 tiles ahead in registers
+          ob) shape=OneBufferTileShape bufs=1 ;;  # one LDS buffer, a barrier before each flush
           w192) ;;  # moves the rows of the 192-wide tile (the predictor below), not the 96-wide
           sg) ;;  # moves the rows of gfx950's small-grid tile only (the predictor below)
           halo) halo=1 ;;  # the halo kernel on fragment atoms: a (BM / 8) x 8 patch, 96 channels
@@ -348,7 +350,8 @@ for c in cands:
                 continue
             patch_rows = bm // 8
             k.update(family="halo", bm=bm, bn=bn, bk=bk, warps_m=wm, warps_n=wn, stages=st,
-                     lds_stages=2 if "tb" in f[6:] else st, min_blocks=1, threads=wm * wn * 64,
+                     lds_stages=2 if "tb" in f[6:] else 1 if "ob" in f[6:] else st,
+                     min_blocks=1, threads=wm * wn * 64,
                      patch=[patch_rows, 8],
                      tiles=math.ceil(p["out_h"] / patch_rows) * math.ceil(p["out_w"] / 8)
                      * math.ceil(p["cout"] / bn) * p.get("n", 1),
@@ -366,7 +369,7 @@ for c in cands:
         frames = k["tiles"] // (m_old * nt)
         k["tiles"] = math.ceil(fp / bm) * math.ceil(p["cout"] / bn) * frames  # BN may pad Cout
         k["k_tiles"] = math.ceil(k["k_tiles"] * k["bk"] / bk)
-        bufs = 2 if "tb" in f[6:] else st
+        bufs = 2 if "tb" in f[6:] else 1 if "ob" in f[6:] else st
         k.update(bm=bm, bn=bn, bk=bk, warps_m=wm, warps_n=wn, stages=st, lds_stages=bufs,
                  min_blocks=1, threads=wm * wn * 64,
                  lds_bytes=bufs * (bm + bn) * bk * (1 if dt == "fp8" else 2),

@@ -7,7 +7,9 @@
 #   mfma-kind       every MFMA of a conv kernel is the instruction of its atom on this target
 #                   (no MFMA at all in other kernels);
 #   mfma-count      the MFMAs of each loop number exactly P per s_barrier of that loop (at least
-#                   one barrier), those outside loops a multiple of P, and some loop has MFMAs;
+#                   one barrier; P per two barriers for a OneBufferTileShape, whose K tiles pass a
+#                   barrier before their flush too), those outside loops a multiple of P, and
+#                   some loop has MFMAs;
 #                   P = one wave's MFMA count per K tile, from the tile and atom in the kernel's
 #                   name (asm_expected_mfma below; more after this list);
 #   mfma-scale      no v_mfma_scale_* (a runtime scale operand: LLVM PR #158117's defect);
@@ -135,6 +137,13 @@ function(asm_expected_mfma mangled arch prefix)
       endif()
     endif()
   endif()
+  # s_barriers per K tile: two for a OneBufferTileShape (a barrier before each flush,
+  # kernel/pipeline_schedule.hpp kBarrierBeforeFlush), one otherwise
+  set(bars 1)
+  if(mangled MATCHES "OneBufferTileShape")
+    set(bars 2)
+  endif()
+  set(${prefix}_barriers "${bars}" PARENT_SCOPE)
   set(${prefix}_want "${want}" PARENT_SCOPE)
   set(${prefix}_trap_only "${trap_only}" PARENT_SCOPE)
   set(${prefix}_per_tile "${per}" PARENT_SCOPE)
@@ -426,8 +435,9 @@ macro(_asm_finish_kernel)
       else()
         math(EXPR loops_with_mfma "${loops_with_mfma} + 1")
         math(EXPR expect "${k_per_tile} * ${_br_${h}}")
-        if(_br_${h} EQUAL 0 OR NOT _mf_${h} EQUAL expect)
-          _asm_problem(mfma-count "loop ${h} has ${_mf_${h}} MFMAs and ${_br_${h}} s_barrier: expected ${k_per_tile} per K tile (one barrier each) and at least one barrier")
+        math(EXPR have "${_mf_${h}} * ${k_barriers}")
+        if(_br_${h} EQUAL 0 OR NOT have EQUAL expect)
+          _asm_problem(mfma-count "loop ${h} has ${_mf_${h}} MFMAs and ${_br_${h}} s_barrier: expected ${k_per_tile} per K tile (${k_barriers} barrier(s) each) and at least one barrier")
         endif()
       endif()
     endforeach()

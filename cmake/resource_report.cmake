@@ -34,6 +34,8 @@ function(short_name mangled out)
     set(tile "${CMAKE_MATCH_1}x${CMAKE_MATCH_2}x${CMAKE_MATCH_3} w${CMAKE_MATCH_4}x${CMAKE_MATCH_5} s${CMAKE_MATCH_6}")
     if(mangled MATCHES "TwoBufferTileShape")  # kernel/tile_policy.hpp: two LDS buffers
       string(APPEND tile " b2")
+    elseif(mangled MATCHES "OneBufferTileShape")  # one LDS buffer
+      string(APPEND tile " b1")
     endif()
   endif()
   # Geometry<Stride, Pad, Up, Taps>: the tap window is 3 x 3 but for an upsample phase (2 x 2).

@@ -17,7 +17,9 @@ Reads the `clang --cuda-device-only -S` output of kernels/conv_instances.cpp for
     tap) and its longest path, which predict.py weighs by the launch's tap-change rate
     (tap_change.py) for the implicit GEMM's vector gather;
   - the prologue (entry to the loop) and epilogue (loop exit to s_endpgm) as the shortest and
-    longest instruction paths outside the loop through the acyclic block graph: the loops' back
+    longest instruction paths outside the loop through the acyclic block graph (the epilogue
+    also without the FP8-output store's blocks, `epilogue_bf16_out`, the path of a launch whose
+    output is bf16: FP8_OUTPUT_MARK): the loops' back
     edges removed by loop structure (`back_edges`), not by block index, so a rotated loop (the
     epilogue's store loops) counts one trip; a branch to an empty label keeps its edge; a path
     follows the structurizer's flow bits (set by s_mov_b64 0 / -1, copied or negated; tested as
@@ -237,6 +239,12 @@ def count_insts(insts: List[Inst], target: str, wave: int = 64) -> Counts:
     return c
 
 
+# The FP8-output store's mark: the epilogue's IEEE division by y_scale (quantize_e4m3fn,
+# conv/fp8_scale.hpp) is the only float division in a conv kernel, and a bf16-output launch never
+# runs it. LLVM's f32 division ends in v_div_fixup_f32.
+FP8_OUTPUT_MARK = ("v_div_fixup_f32",)
+
+
 @dataclass
 class Kernel:
     name: str
@@ -251,6 +259,9 @@ class Kernel:
     longest_counts: Optional[Counts] = None
     prologue: Tuple[Counts, Counts] = None                 # shortest, longest path
     epilogue: Tuple[Counts, Counts] = None
+    # the epilogue of a launch with a bf16 output: its paths avoid the FP8-output store, the
+    # blocks that divide by y_scale (FP8_OUTPUT_MARK); None where no such path reaches the end
+    epilogue_bf16_out: Optional[Tuple[Counts, Counts]] = None
     decoded: Dict[str, object] = field(default_factory=dict)
     # the loads' waits of one steady trip: (barrier interval of the wait, MFMAs between the
     # youngest load it newly requires and the wait); MFMAs and barriers of one trip on that path
@@ -886,13 +897,23 @@ def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str,
     if exits:
         # the first exit from which the end is reached without a back edge (an exit into a
         # block that jumps back, e.g. to an enclosing loop's header, gives no path)
+        fp8_out = {b.index for b in blocks if b.index not in loop_set
+                   and any(i.mnemonic in FP8_OUTPUT_MARK for i in b.insts)}
         for e in exits:
             k.epilogue = (_path_counts(blocks, e, set(), loop_set, target, False, back),
                           _path_counts(blocks, e, set(), loop_set, target, True, back))
             if k.epilogue[1].instructions > 0:
+                if fp8_out:
+                    bf16 = (_path_counts(blocks, e, set(), loop_set | fp8_out, target, False, back),
+                            _path_counts(blocks, e, set(), loop_set | fp8_out, target, True, back))
+                    if bf16[1].instructions > 0:
+                        k.epilogue_bf16_out = bf16
+                else:
+                    k.epilogue_bf16_out = k.epilogue
                 break
     else:
         k.epilogue = (Counts(), Counts())
+        k.epilogue_bf16_out = k.epilogue
     return k
 
 
@@ -979,8 +1000,10 @@ def decode_name(mangled: str) -> Dict[str, object]:
     if m:
         d["tile"] = tuple(int(x) for x in m.groups()[:6])
         d["min_blocks"] = int(m.group(7)) if m.group(7) else 1
-        # TwoBufferTileShape (kernel/tile_policy.hpp): two LDS buffers, stages - 1 slots ahead
-        d["lds_stages"] = 2 if "TwoBufferTileShape" in mangled else d["tile"][5]
+        # TwoBufferTileShape / OneBufferTileShape (kernel/tile_policy.hpp): two / one LDS
+        # buffers, stages - 1 slots ahead
+        d["lds_stages"] = (2 if "TwoBufferTileShape" in mangled else
+                           1 if "OneBufferTileShape" in mangled else d["tile"][5])
     m = re.search(r"GeometryILi(\d)ELi(\d)ELi(\d)ELi(\d)EE", mangled)
     if m:
         d["geometry"] = tuple(int(x) for x in m.groups())

@@ -179,12 +179,22 @@ def per_ktile_counts(kern: cdna_asm.Kernel, plan_k: dict, read_ways, write_ways,
                            lds_bytes=c_long.lds_read_bytes + c_long.lds_write_bytes,
                            barriers=c_long.barriers, latency_exposures=exposures)
     pro = phase(*kern.prologue, exposures=1.0)
-    epi = phase(*kern.epilogue, exposures=1.0)
+    # the plans' outputs are bf16 (output_bytes): the epilogue's paths that store it; the FP8
+    # output's division and encoding never run (the longest of those left: the fp32 slabs, as if
+    # every launch had a residual)
+    epi = phase(*(getattr(kern, "epilogue_bf16_out", None) or kern.epilogue), exposures=1.0)
     # The prefetch distance of each K tile, read off the loop's vmcnt waits (cdna_asm); the
     # plan's stages - 1 only where the loop has no wait to read (none for the shipped kernels).
     steps = cdna_asm.prefetch_steps(kern, round(1 / s)) if s <= 1 else []
-    if steps and len(steps) != round(1 / s):
-        raise ModelError(f"{kern.name}: {len(steps)} wait points per trip of {round(1 / s)} K tiles")
+    tiles = round(1 / s) if s <= 1 else 0
+    if steps and len(steps) != tiles and len(steps) % tiles == 0:
+        # K tiles of several barriers (a OneBufferTileShape: one before the flush, one after):
+        # a tile's global wait sits at one of them, the others require no new load (None)
+        waits = [d for d in steps if d is not None]
+        if len(waits) <= tiles:
+            steps = waits + [None] * (tiles - len(waits))
+    if steps and len(steps) != tiles:
+        raise ModelError(f"{kern.name}: {len(steps)} wait points per trip of {tiles} K tiles")
     kc = KernelCounts(name=kern.name, loop=loop, prologue=pro, epilogue=epi,
                       prefetch_distance=max(plan_k["stages"] - 1, 1),
                       prefetch_steps=steps if any(d is not None for d in steps) else None)
@@ -635,7 +645,9 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
     a("- The prologue and epilogue are the longest instruction path outside the loop (the path "
       "that stores the whole tile; loops outside the main loop, the epilogue's store loops "
       "among them, one trip; of the two stagings exclusive at run time the longer, the fp32 "
-      "slabs where a kernel has both); each waits for one global round trip. Optimistic: they overlap "
+      "slabs where a kernel has both, as if every launch added a residual; the bf16 output's "
+      "store, not the FP8 output's division and encoding, which a bf16-output launch never "
+      "runs); each waits for one global round trip. Optimistic: they overlap "
       "other blocks' main loops except in the first and last round; pessimistic and nominal: "
       "every round pays them in series.")
     a("- A K tile's global loads are issued `stages - 1` tiles ahead (2 stages: one tile). The "

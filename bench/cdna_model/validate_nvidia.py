@@ -55,7 +55,7 @@ def kernel_key(mangled: str) -> Optional[Tuple]:
         family = "tap_reduce"
     else:
         return None
-    m = re.search(r"(\d+)(TwoBuffer)?TileShapeI((?:Li\d+E)+)E", mangled)
+    m = re.search(r"(\d+)(TwoBuffer|OneBuffer)?TileShapeI((?:Li\d+E)+)E", mangled)
     if not m:
         return None
     two_buffer = m.group(2) is not None

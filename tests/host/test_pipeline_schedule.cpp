@@ -128,7 +128,10 @@ TEST(PipelineSchedule, EveryShippedDepthIsHazardFree) {
 // tile kt, another may still compute tile kt - 1: its buffer must not be overwritten. Checked:
 // that hazard, that the tile computed is in its buffer, that a slot is flushed before its reuse
 // and that the flush finds its tile's loads complete.
-std::string replay_register(int buffers, int ahead, int pending, int k_tiles) {
+// barrier_before_flush (one buffer, PipelineSchedule::kBarrierBeforeFlush): the flush of tile kt
+// waits at a barrier that every wave reaches only after computing tile kt - 1, so no wave lags.
+std::string replay_register(int buffers, int ahead, int pending, int k_tiles,
+                            bool barrier_before_flush = false) {
   auto buffer = [&](int t) { return t % buffers; };
   auto slot = [&](int t) { return t % ahead; };
   std::vector<int> resident(static_cast<size_t>(buffers), -1);  // tile in each buffer
@@ -153,7 +156,7 @@ std::string replay_register(int buffers, int ahead, int pending, int k_tiles) {
     if (staged[static_cast<size_t>(slot(kt))] != kt)
       return "tile " + std::to_string(kt) + " flushed from the wrong slot";
     const int b = buffer(kt);
-    if (kt > 0 && resident[static_cast<size_t>(b)] == kt - 1)
+    if (kt > 0 && resident[static_cast<size_t>(b)] == kt - 1 && !barrier_before_flush)
       return "tile " + std::to_string(kt) + " overwrites tile " + std::to_string(kt - 1) +
              ", which a lagging wave may still read";
     resident[static_cast<size_t>(b)] = kt;  // flush
@@ -170,8 +173,10 @@ template <int Stages, int Buffers>
 void expect_register_schedule_safe() {
   using S = PipelineSchedule<Stages, 0, false, Buffers>;
   static_assert(S::kBuffers == Buffers && S::kAhead == Stages - 1, "");
+  static_assert(S::kBarrierBeforeFlush == (Buffers == 1), "");
   for (int k_tiles = 0; k_tiles <= 16; ++k_tiles) {
-    const std::string e = replay_register(S::kBuffers, S::kAhead, S::kPendingCopies, k_tiles);
+    const std::string e = replay_register(S::kBuffers, S::kAhead, S::kPendingCopies, k_tiles,
+                                          S::kBarrierBeforeFlush);
     EXPECT_TRUE(e.empty()) << Stages << " stages, " << Buffers << " buffers, " << k_tiles
                            << " K tiles: " << e;
     for (int kt = 0; kt < k_tiles; ++kt) {
@@ -181,14 +186,19 @@ void expect_register_schedule_safe() {
   }
 }
 
-TEST(PipelineSchedule, RegisterStagingNeedsTwoBuffers) {
+TEST(PipelineSchedule, RegisterStagingNeedsTwoBuffersOrAFlushBarrier) {
   expect_register_schedule_safe<2, 2>();
   expect_register_schedule_safe<3, 2>();  // TwoBufferTileShape: two tiles ahead in two buffers
   expect_register_schedule_safe<4, 2>();
   expect_register_schedule_safe<5, 2>();
   expect_register_schedule_safe<3, 3>();  // the shipped s3 tiles' own buffers
   expect_register_schedule_safe<4, 4>();
-  // negative control: one buffer is overwritten while a lagging wave reads the tile before
+  // OneBufferTileShape: one buffer behind a barrier before each flush (the gfx950 halo kernel)
+  expect_register_schedule_safe<4, 1>();
+  expect_register_schedule_safe<3, 1>();
+  expect_register_schedule_safe<2, 1>();
+  // negative control: one buffer without that barrier is overwritten while a lagging wave reads
+  // the tile before
   EXPECT_NE(replay_register(1, 2, 1, 8).find("lagging wave"), std::string::npos);
   // negative control: waiting for one group too few flushes a tile before its loads land
   EXPECT_NE(replay_register(2, 2, 2, 8).find("before its loads"), std::string::npos);

@@ -231,6 +231,34 @@ class AsmFrontEnd(unittest.TestCase):
                                    "\ts_andn2_b64 vcc, exec, s[4:5]"])
         self.assertEqual(k.epilogue[1].instructions, 14)
 
+    def test_epilogue_of_a_bf16_output_skips_the_fp8_store(self):
+        # A uniform branch between the bf16 store and the FP8-output store, whose division by
+        # y_scale (v_div_fixup_f32, cdna_asm.FP8_OUTPUT_MARK) a bf16-output launch never runs:
+        # the longest path takes the FP8 store, the bf16-output epilogue the other.
+        mf = "\tv_mfma_f32_32x32x16_bf16 v[32:47], v[16:19], v[20:23], v[32:47]"
+        fp8 = ["\tv_div_scale_f32 v5, s[0:1], s9, s9, v16", "\tv_rcp_f32_e32 v6, v5",
+               "\tv_fma_f32 v7, -v5, v6, 1.0", "\tv_div_fmas_f32 v7, v7, v6, v5",
+               "\tv_div_fixup_f32 v7, v7, s9, v16", "\tv_bfe_u32 v8, v7, 20, 3",
+               "\tglobal_store_byte v[2:3], v8, off"]
+        lines = [f"{NAME}:", "; %bb.0:", "\tv_mov_b32_e32 v1, 0",
+                 ".LBB0_1:                                ; =>This Loop Header: Depth=1",
+                 "\ts_barrier", mf, "\ts_cbranch_scc1 .LBB0_1",
+                 "; %bb.2:", "\ts_bitcmp1_b32 s8, 0", "\ts_cbranch_scc1 .LBB0_4",
+                 "; %bb.3:", "\tv_cvt_pk_bf16_f32 v0, v16, v17",
+                 "\tglobal_store_dword v[2:3], v0, off", "\ts_branch .LBB0_5",
+                 ".LBB0_4:", *fp8,
+                 ".LBB0_5:", "\ts_endpgm"]
+        body = [(i + 1, t) for i, t in enumerate(lines[1:])]
+        k = cdna_asm.analyse(NAME, "gfx950", body, {})
+        self.assertEqual(k.loop_blocks, [".LBB0_1"])
+        self.assertEqual(k.epilogue[1].instructions, 2 + 7 + 1)
+        self.assertEqual(k.epilogue[1].global_store_bytes, 64 * 1)
+        self.assertEqual(k.epilogue_bf16_out[1].instructions, 2 + 3 + 1)
+        self.assertEqual(k.epilogue_bf16_out[1].global_store_bytes, 64 * 4)
+        # without an FP8 store the two are the same paths
+        k = kernel_of(SNIPPET)
+        self.assertEqual(k.epilogue_bf16_out, k.epilogue)
+
     def test_backedge_fallback_without_comments(self):
         text = "\n".join(l.split(";")[0].rstrip() if l.startswith((".LBB", ";")) else l
                          for l in SNIPPET.split("\n") if not l.strip().startswith("; =>")

@@ -189,6 +189,7 @@ VAECONV_UNROLL
     auto step = [&](int kt, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
       const int s = Schedule::buffer(kt);
       Arch::template wait<Schedule::kPendingCopies>();
+      if constexpr (Schedule::kBarrierBeforeFlush) __syncthreads();  // tile kt - 1 read by all
       flush(s, sl);
       if constexpr (Policy::kAtomReadsLds) {
         Atom::publish_lds();  // this thread's writes to stage s, visible to the tensor cores
@@ -238,6 +239,7 @@ VAECONV_UNROLL
         // One wait for the whole slot (its loads retire in issue order; the younger slots' stay
         // in flight) instead of the compiler's wait before each row's write.
         Arch::template wait_loads<kSlotLoads * (kAhead - 1)>();
+        if constexpr (Schedule::kBarrierBeforeFlush) __syncthreads();
         flush(s, sl);
         __syncthreads();
         issue(Schedule::rotate(s, kAhead), sl);
@@ -276,6 +278,7 @@ VAECONV_UNROLL
           if (Schedule::last_tiles_refill(j)) step(kt0 + j, slot[j % kAhead]);
           else {
             const int s = Schedule::buffer(kt0 + j);
+            if constexpr (Schedule::kBarrierBeforeFlush) __syncthreads();
             flush(s, slot[j % kAhead]);
             __syncthreads();
             compute(acc, s, kt0 + j, 1);

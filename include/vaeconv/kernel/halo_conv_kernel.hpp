@@ -40,9 +40,10 @@ namespace vaeconv::kernel {
 
 // A tile policy whose stages hold B only, after a halo region aligned to the 1 KiB swizzle repeat
 // that B's descriptors need. The shared block GEMM and epilogue read these sizes. B's buffers
-// are the base tile's (Base::kLdsBuffers): one per stage, or, for a TwoBufferTileShape where
-// copies stage in registers (AMD), two with the tiles ahead in registers; the halo is no stage
-// buffer (written once, before the K loop's first barrier), so either form holds it.
+// are the base tile's (Base::kLdsBuffers): one per stage, or, for a TwoBufferTileShape /
+// OneBufferTileShape where copies stage in registers (AMD), two / one with the tiles ahead in
+// registers; the halo is no stage buffer (written once, before the K loop's first barrier), so
+// every form holds it.
 template <class Base, class Halo_>
 struct HaloPolicy : Base {
   using Halo = Halo_;

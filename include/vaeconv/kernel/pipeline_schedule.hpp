@@ -16,7 +16,8 @@
 // at most tile kt - 2, which every wave finished computing before iteration kt - 1's barrier. Two
 // buffers (kBuffers = 2) then hold any depth kAhead of copies in flight: the slots carry them,
 // not the LDS (a copy that writes LDS at issue, cp.async or a synchronous store, needs kBuffers =
-// kStages).
+// kStages). One buffer (kBuffers = 1) holds them too if every flush first waits at a barrier
+// for all waves to finish the tile before it (kBarrierBeforeFlush): two barriers per K tile.
 // tests/host/test_pipeline_schedule.cpp replays the schedule, in both orders, and checks those
 // claims.
 #pragma once
@@ -33,10 +34,12 @@ struct PipelineSchedule {
   static_assert(!BatchFirst || InFlight == 0, "a batch ahead of the refill is waited for in turn");
   static constexpr int kAhead = Stages - 1 - InFlight;
   static_assert(kAhead >= 1, "a tile ahead at least (LDS atoms with a batch in flight: 3 stages)");
-  // LDS buffers: kStages, or (register staging only, see above) as few as two.
+  // LDS buffers: kStages, or (register staging only, see above) fewer, down to one.
   static constexpr int kBuffers = Buffers;
-  static_assert(kBuffers == kStages || (kBuffers >= 2 && kBuffers < kStages && InFlight == 0),
+  static_assert(kBuffers == kStages || (kBuffers >= 1 && kBuffers < kStages && InFlight == 0),
                 "fewer buffers than stages: register staging without batches in flight");
+  // One buffer: a flush overwrites the tile before it, which a lagging wave may still read.
+  static constexpr bool kBarrierBeforeFlush = kBuffers == 1;
   // Copy groups that may still be pending when tile kt is needed: those of the kAhead - 1 tiles
   // issued after it (one group is committed per iteration, empty past the last tile).
   static constexpr int kPendingCopies = kAhead - 1;

@@ -61,6 +61,16 @@ struct TwoBufferTileShape : TileShape<BM_, BN_, BK_, WarpsM_, WarpsN_, Stages_, 
   static constexpr int kLdsStages = 2;
 };
 
+// The same with one LDS buffer where the target stages copies in registers: each K tile's flush
+// then waits at a barrier of its own for every wave to finish the tile before it
+// (pipeline_schedule.hpp kBarrierBeforeFlush), two barriers a K tile for the LDS of one tile. For
+// a kernel whose other LDS is large (the halo kernel's patch), where one buffer less is one more
+// resident block.
+template <int BM_, int BN_, int BK_, int WarpsM_, int WarpsN_, int Stages_, int MinBlocks_ = 1>
+struct OneBufferTileShape : TileShape<BM_, BN_, BK_, WarpsM_, WarpsN_, Stages_, MinBlocks_> {
+  static constexpr int kLdsStages = 1;
+};
+
 // A tile shape bound to an architecture's atom and wave size, and the packed epilogue's store:
 // BulkStore hands each staged output row to the copy engine where the arch has one
 // (Arch::kBulkStore, epilogue.hpp), else 16-byte pieces through registers. tile_table.hpp sets it

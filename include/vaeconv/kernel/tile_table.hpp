@@ -120,16 +120,17 @@ using Gfx950WideCout192ShapeFp8 = TileShape<128, 192, 64, 2, 2, 3>;
 using Gfx950SmallGridShape = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
 using Gfx950SmallGridShapeFp8 = TwoBufferTileShape<128, 96, 64, 2, 1, 4>;
 // The gfx950 halo kernel (halo_fragment_kernel.hpp), bf16: a 16 x 8 patch (BM = 128) and its
-// 18 x 10 halo of up to 96 channels (34 KiB), then two B-only LDS buffers of 96 x 32 with three
-// B tiles in flight in staging registers (TwoBufferTileShape): 46 KiB, three blocks per CU, two
-// waves of 64 x 96 (2 waves per SIMD). It reads each input pixel of a block once instead of at
+// 18 x 10 halo of up to 96 channels (34 KiB), then one B-only LDS buffer of 96 x 32 with three
+// B tiles in flight in staging registers (OneBufferTileShape: a barrier before each flush): 40
+// KiB, four blocks per CU (two LDS buffers, 46 KiB, left three), two waves of 64 x 96 (2 waves
+// per SIMD). It reads each input pixel of a block once instead of at
 // nine taps, so a block fetches about 40 % fewer bytes per FLOP than the 256 x 96 tile, and the
 // Infinity Cache that bounds the 96-channel layers at the model's pessimistic end drops out;
 // with three B tiles in flight its K-tile chain stays below the implicit GEMM's time (three LDS
 // stages, two tiles in flight, were slower). Taken where the set's implicit GEMM would take the
 // 256 x 96 tile (the 96 -> 96 layers): on the Cout % 192 and small-grid rows their own tiles
-// are faster (docs/perf-notes.md, W18 and W18b). Not measured on AMD hardware.
-using Gfx950HaloShape = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
+// are faster (docs/perf-notes.md, W18, W18b and W21). Not measured on AMD hardware.
+using Gfx950HaloShape = OneBufferTileShape<128, 96, 32, 2, 1, 4>;
 // No few-rounds partner (tile_rounds.hpp) on gfx950: the one candidate with fewer resident
 // blocks of the same grid, 256 x 96 with 128-byte K tiles in two stages (88 KiB, 1 block per CU),
 // gains the fp8 set 0.7 % and loses the bf16 set 0.8 % at the model's pessimistic end
