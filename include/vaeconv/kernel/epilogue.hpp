@@ -265,9 +265,13 @@ VAECONV_UNROLL
         q[e / 4] |= uint32_t(quantize_e4m3fn(v[e], y_scale, Arch::kFp8NanCode)) << (8 * (e % 4));
       *reinterpret_cast<uint2*>(static_cast<uint8_t*>(p.y) + off) = make_uint2(q[0], q[1]);
     } else {
+      // The shared integer rounding, not Arch::pack_bf16x2: through NVIDIA's cvt the sm_90a
+      // kernels measured slower (their packed paths too), and on gfx950 the model finds the
+      // difference negligible (docs/perf-notes.md, W20).
       uint32_t w[4];
 VAECONV_UNROLL
-      for (int e = 0; e < 4; ++e) w[e] = Arch::pack_bf16x2(v[2 * e], v[2 * e + 1]);
+      for (int e = 0; e < 4; ++e)
+        w[e] = uint32_t(float_to_bf16(v[2 * e])) | (uint32_t(float_to_bf16(v[2 * e + 1])) << 16);
       *reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.y) + off) =
           make_uint4(w[0], w[1], w[2], w[3]);
     }
