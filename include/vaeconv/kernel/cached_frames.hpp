@@ -71,8 +71,8 @@ struct CachedConvGather
 // The A gather of a geometry: conv_gather.hpp's, or the geometry's own (the cached one here,
 // the temporal conv's in temporal_gather.hpp).
 // kLaneCursor: the atom asks for the per-thread K cursor (LaneKCursor); the cached and temporal
-// gathers have the tile cursor only. kMaskRows: the target's loads read folded offsets only
-// (LoadsReadFolded), so the tile cursor folds a missing row by a mask (conv_gather.hpp).
+// gathers have the tile cursor only. kMaskRows: the tile cursor's row test (conv_gather.hpp),
+// the kernel's choice (conv_kernel.hpp).
 template <class Geo>
 struct GatherFor {
   template <int kRows, int kRowStep, int BK, int kElemBytes, bool kFarSteps, bool kLaneCursor,

@@ -417,10 +417,11 @@ struct TilePosition {
 
 // The vector gather with a block-uniform K cursor (the file comment): `tile` and `k0` are the K
 // tile's first column, `lane_c` the thread's chunk's fixed channel offset from it.
-// kMaskRows: the target's loads read the folded offsets and never the flag (LoadsReadFolded: AMD's
-// buffer loads), so refresh() folds a missing row's offset by a 32-bit row mask, with no compare;
-// elsewhere (cp.async zero-fills by exists()) it tests the row's bit into the flag and folds by a
-// select of it, the form the sm_90a kernels were measured fastest with (docs/perf-notes.md).
+// kMaskRows: refresh() folds a missing row's offset by a 32-bit row mask, with no compare (what
+// loads that read the folded offset and never the flag want: AMD's buffer loads); without it, it
+// tests the row's bit into the flag and folds by a select of it (which sm_90a's cached-conv
+// kernels, whose cp.async zero-fills by exists(), measured faster with). The kernel chooses
+// (conv_kernel.hpp, kMaskRowsA; docs/perf-notes.md, W20).
 template <class Geo, int kRows, int kRowStep, int BK, int kElemBytes, class Frames = XFrames,
           bool kMaskRows = true>
 struct TileConvGather
