@@ -31,9 +31,10 @@
 #                   ds_* only, which the barrier rule relies on;
 #   lds-size        .amdhsa_group_segment_fixed_size <= 64 KiB (gfx942), 160 KiB (gfx950);
 #   scratch         no scratch_* instruction, no private segment, ScratchSize 0;
-#   fp-mode         each kernel starts with f32 round to nearest even and f32 subnormals kept
-#                   (.amdhsa_float_round_mode_32 0, .amdhsa_float_denorm_mode_32 3) and never
-#                   writes the MODE register (s_setreg_*, s_round_mode, s_denorm_mode): the
+#   fp-mode         each kernel's descriptor states round to nearest even and subnormals kept
+#                   (.amdhsa_float_round_mode_32 0, .amdhsa_float_denorm_mode_32 3 and
+#                   _16_64 3; a missing one is refused) and no kernel writes a hardware
+#                   register (s_setreg_*: MODE among them; s_round_mode, s_denorm_mode): the
 #                   epilogue's gfx950 v_cvt_pk_bf16_f32 rounds per MODE (arch/cdna.hpp);
 #   barrier-lgkmcnt on every path of the kernel's CFG from its entry to an s_barrier, each ds_*
 #                   instruction is followed by an s_waitcnt with lgkmcnt(0) (alone or with other
@@ -436,7 +437,8 @@ macro(_asm_finish_kernel)
         math(EXPR loops_with_mfma "${loops_with_mfma} + 1")
         math(EXPR expect "${k_per_tile} * ${_br_${h}}")
         math(EXPR have "${_mf_${h}} * ${k_barriers}")
-        if(_br_${h} EQUAL 0 OR NOT have EQUAL expect)
+        math(EXPR odd "${_br_${h}} % ${k_barriers}")
+        if(_br_${h} EQUAL 0 OR NOT have EQUAL expect OR NOT odd EQUAL 0)
           _asm_problem(mfma-count "loop ${h} has ${_mf_${h}} MFMAs and ${_br_${h}} s_barrier: expected ${k_per_tile} per K tile (${k_barriers} barrier(s) each) and at least one barrier")
         endif()
       endif()
@@ -578,7 +580,7 @@ function(asm_check_file file arch problems_var)
           endif()
         elseif(line MATCHES "^\ts_(setreg_[a-z0-9_]+|round_mode|denorm_mode)")
           string(STRIP "${line}" _asm_text)
-          _asm_problem(fp-mode "a write of the wave's MODE register (float rounding / denormals)")
+          _asm_problem(fp-mode "a write of a hardware register (s_setreg: MODE, the float rounding and denormals, among them)")
         elseif(line MATCHES "^\ts_movreld")
           string(STRIP "${line}" _asm_text)
           _asm_problem(cfg "an M0-indexed SGPR write: the word-3 dataflow cannot follow it")
@@ -669,12 +671,14 @@ function(asm_check_file file arch problems_var)
       set(seg "")
       if(line MATCHES "^\t+\\.amdhsa_kernel (.+)$")
         set(amd_kernel "${CMAKE_MATCH_1}")
+        set(fp_seen "")
       elseif(line MATCHES "^\t+\\.amdhsa_(group|private)_segment_fixed_size ([0-9]+)")
         set(seg "${CMAKE_MATCH_1}")
         set(bytes "${CMAKE_MATCH_2}")
-      elseif(line MATCHES "^\t+\\.amdhsa_float_(round|denorm)_mode_32 ([0-9]+)")
+      elseif(line MATCHES "^\t+\\.amdhsa_float_(round_mode_32|denorm_mode_32|denorm_mode_16_64) ([0-9]+)")
         set(seg "${CMAKE_MATCH_1}")
         set(bytes "${CMAKE_MATCH_2}")
+        list(APPEND fp_seen "${seg}")
       endif()
       if(NOT seg STREQUAL "" AND amd_kernel MATCHES "^_ZN7vaeconv")
         short_name("${amd_kernel}" kname)
@@ -683,11 +687,23 @@ function(asm_check_file file arch problems_var)
           _asm_problem(lds-size "${bytes} bytes of LDS, over the ${_asm_lds_limit_${arch}} a ${arch} workgroup may have")
         elseif(seg STREQUAL "private" AND NOT bytes EQUAL 0)
           _asm_problem(scratch "${bytes} bytes of private segment (scratch)")
-        elseif(seg STREQUAL "round" AND NOT bytes EQUAL 0)
+        elseif(seg STREQUAL "round_mode_32" AND NOT bytes EQUAL 0)
           _asm_problem(fp-mode "f32 round mode ${bytes}, not 0 (round to nearest even)")
-        elseif(seg STREQUAL "denorm" AND NOT bytes EQUAL 3)
-          _asm_problem(fp-mode "f32 denorm mode ${bytes}, not 3 (subnormal inputs and outputs kept)")
+        elseif(seg MATCHES "^denorm_mode_" AND NOT bytes EQUAL 3)
+          _asm_problem(fp-mode "${seg} ${bytes}, not 3 (subnormal inputs and outputs kept)")
         endif()
+      endif()
+    elseif(line MATCHES "^\t+\\.end_amdhsa_kernel")
+      # rule fp-mode: the descriptor states all three float modes (the assembler's default for
+      # a missing denorm directive is to flush)
+      if(amd_kernel MATCHES "^_ZN7vaeconv")
+        foreach(f round_mode_32 denorm_mode_32 denorm_mode_16_64)
+          if(NOT f IN_LIST fp_seen)
+            short_name("${amd_kernel}" kname)
+            string(STRIP "${line}" _asm_text)
+            _asm_problem(fp-mode "the descriptor has no .amdhsa_float_${f}")
+          endif()
+        endforeach()
       endif()
     elseif(line MATCHES "^\t")
       # other instructions (global_*, ...) and directives: no rule reads them

@@ -187,9 +187,11 @@ def per_ktile_counts(kern: cdna_asm.Kernel, plan_k: dict, read_ways, write_ways,
     # plan's stages - 1 only where the loop has no wait to read (none for the shipped kernels).
     steps = cdna_asm.prefetch_steps(kern, round(1 / s)) if s <= 1 else []
     tiles = round(1 / s) if s <= 1 else 0
-    if steps and len(steps) != tiles and len(steps) % tiles == 0:
-        # K tiles of several barriers (a OneBufferTileShape: one before the flush, one after):
-        # a tile's global wait sits at one of them, the others require no new load (None)
+    if (steps and kern.decoded.get("lds_stages") == 1 and kern.decoded.get("tile", (0,) * 6)[5] > 1
+            and len(steps) == 2 * tiles):
+        # a OneBufferTileShape's K tile passes two barriers (one before its flush, one after):
+        # its global wait sits at one of them, the other requires no new load (None); a trip
+        # whose waits do not fit one per K tile stays an error below
         waits = [d for d in steps if d is not None]
         if len(waits) <= tiles:
             steps = waits + [None] * (tiles - len(waits))

@@ -43,10 +43,11 @@ DATA = os.path.join(HERE, "data")
 # --- kernel identity from the mangled name -----------------------------------------------------
 
 def kernel_key(mangled: str) -> Optional[Tuple]:
-    """(family, dtype, (bm, bn, bk, wm, wn, stages, min_blocks), geometry, vector, two-buffer) of
-    a vaeconv kernel's Itanium-mangled name, or None for other functions. Two-buffer: the policy's
-    shape is a TwoBufferTileShape (the AMD tables' twins: two LDS buffers on AMD, which the plan
-    reports as lds_stages 2)."""
+    """(family, dtype, (bm, bn, bk, wm, wn, stages, min_blocks), geometry, vector, few-buffer) of
+    a vaeconv kernel's Itanium-mangled name, or None for other functions. Few-buffer: the policy's
+    shape is a TwoBufferTileShape or a OneBufferTileShape (the AMD tables' twins: two or one LDS
+    buffers on AMD, which the plan reports as lds_stages 2 or 1; the primary NVIDIA plans the
+    check reads name neither)."""
     if "halo_fragment_conv_kernel" in mangled:
         family = "halo"
     elif "conv_kernel" in mangled and "tap_reduce" not in mangled and "halo" not in mangled:

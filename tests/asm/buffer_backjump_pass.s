@@ -91,6 +91,9 @@ _ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_9TileShapeILi128ELi32ELi32E
 	.amdhsa_kernel _ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_9TileShapeILi128ELi32ELi32ELi4ELi1ELi2ELi1EEENS_4arch4CdnaENS6_10AtomBf16OfILi32EEELb0EEENS0_8GeometryILi1ELi1ELi1ELi3EEELb1EEEvNS0_10ConvParamsE
 		.amdhsa_group_segment_fixed_size 20480
 		.amdhsa_private_segment_fixed_size 0
+		.amdhsa_float_round_mode_32 0
+		.amdhsa_float_denorm_mode_32 3
+		.amdhsa_float_denorm_mode_16_64 3
 	.end_amdhsa_kernel
 	.text
 .Lfunc_end0:

@@ -1,6 +1,7 @@
-; gfx950_pass.s with the f32 float mode planted (rule fp-mode): a MODE write in the body, and a
-; descriptor whose f32 round mode is not round-to-nearest-even and whose f32 denormals are
-; flushed. The epilogue's v_cvt_pk_bf16_f32 rounds per MODE (arch/cdna.hpp), so each is refused.
+; gfx950_pass.s with the float mode planted (rule fp-mode): a MODE write in the body, and a
+; descriptor whose f32 round mode is not round-to-nearest-even, whose f32 denormals are flushed
+; and which does not state its f16/f64 denormal mode (reported at its end). The epilogue's
+; v_cvt_pk_bf16_f32 rounds per MODE (arch/cdna.hpp), so each is refused.
 	.amdgcn_target "amdgcn-amd-amdhsa--gfx950"
 	.amdhsa_code_object_version 6
 	.text
@@ -81,6 +82,7 @@ _ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_9TileShapeILi128ELi96ELi64E
 		.amdhsa_float_round_mode_32 1
 ; PLANTED fp-mode
 		.amdhsa_float_denorm_mode_32 0
+; PLANTED fp-mode
 	.end_amdhsa_kernel
 	.text
 .Lfunc_end0:

@@ -76,6 +76,9 @@ _ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_9TileShapeILi128ELi96ELi64E
 ; PLANTED lds-size
 		.amdhsa_group_segment_fixed_size 165120
 		.amdhsa_private_segment_fixed_size 0
+		.amdhsa_float_round_mode_32 0
+		.amdhsa_float_denorm_mode_32 3
+		.amdhsa_float_denorm_mode_16_64 3
 	.end_amdhsa_kernel
 	.text
 .Lfunc_end0:

@@ -84,6 +84,9 @@ _ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_9TileShapeILi128ELi32ELi32E
 		.amdhsa_group_segment_fixed_size 20480
 ; PLANTED scratch
 		.amdhsa_private_segment_fixed_size 16
+		.amdhsa_float_round_mode_32 0
+		.amdhsa_float_denorm_mode_32 3
+		.amdhsa_float_denorm_mode_16_64 3
 	.end_amdhsa_kernel
 	.text
 .Lfunc_end0:

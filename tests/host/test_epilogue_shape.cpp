@@ -258,6 +258,7 @@ TEST(EpilogueShape, PackedStagingFitsAndCoversEveryShippedTileOnce) {
   static_assert(kernel::c_pairs_along_m<Mfma32x32x16Bf16>() &&
                     kernel::c_pairs_along_m<Mfma16x16x32Bf16>() &&
                     kernel::c_pairs_along_m<Mfma32x32x64Fp8>() &&
+                    kernel::c_pairs_along_m<Mfma32x32x32Fp8>() &&
                     !kernel::c_pairs_along_m<MmaM16N16K16Bf16>() &&
                     !kernel::c_pairs_along_m<WgmmaM64<96, 2>>(),
                 "an MFMA lane's registers r, r + 1 are adjacent rows of its column");

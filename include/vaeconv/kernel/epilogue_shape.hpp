@@ -15,7 +15,7 @@ struct EpilogueShape {
   // that are whole atoms and whole 8-channel store chunks: an atom's columns must not straddle
   // two slabs (Epilogue::run scatters whole atoms). So BN = 96 with 32-wide atoms may take three
   // slabs of 32, which halving alone could not. When no slab of all BM rows fits a two-buffer
-  // pipeline (TwoBufferTileShape), each slab is staged in row groups of whole atom rows: the
+  // pipeline (TwoBufferTileShape, OneBufferTileShape), each slab is staged in row groups of whole atom rows: the
   // slab and group sizes that fit with the fewest passes (slabs x groups; the wider slab on a
   // tie). Otherwise, when nothing fits, the narrowest slab of all rows is taken and the kernel's
   // LDS grows to its size (ConvKernel::kSmemBytes).
@@ -29,11 +29,12 @@ struct EpilogueShape {
   static constexpr bool fits(int cols, int rows = Policy::BM) {
     return bytes(cols, rows) <= kBudget;
   }
-  // Slab and row-group units: whole atoms and whole store chunks; for a two-buffer tile whole 32 x
-  // 32 MFMA atoms on every target, so that its portable twin (16-wide mma.sync atoms) stages in
-  // the same slabs and row groups as AMD.
-  static constexpr bool kTwoBuffer = Policy::kLdsStages < Policy::kStages;
-  static constexpr int kMinUnit = kTwoBuffer ? 32 : 8;
+  // Slab and row-group units: whole atoms and whole store chunks; for a tile with fewer LDS
+  // buffers than stages (TwoBufferTileShape, OneBufferTileShape) whole 32 x 32 MFMA atoms on every
+  // target, so that its portable twin (16-wide mma.sync atoms) stages in the same slabs and row
+  // groups as AMD.
+  static constexpr bool kFewBuffers = Policy::kLdsStages < Policy::kStages;
+  static constexpr int kMinUnit = kFewBuffers ? 32 : 8;
   static constexpr int kUnitCols = Policy::AtomT::kN > kMinUnit ? Policy::AtomT::kN : kMinUnit;
   static constexpr int kUnitRows = Policy::AtomT::kM > kMinUnit ? Policy::AtomT::kM : kMinUnit;
   static constexpr bool slab_ok(int cols) { return Policy::BN % cols == 0 && cols % kUnitCols == 0; }
@@ -49,7 +50,7 @@ struct EpilogueShape {
     }
     Slab best{0, 0};
     int best_passes = 0;
-    for (int rows = Policy::BM / 2; kTwoBuffer && rows >= kUnitRows; --rows) {
+    for (int rows = Policy::BM / 2; kFewBuffers && rows >= kUnitRows; --rows) {
       if (Policy::BM % rows != 0 || rows % kUnitRows != 0) continue;
       for (int cols = Policy::BN; cols >= kUnitCols; --cols) {
         if (!slab_ok(cols) || !fits(cols, rows)) continue;

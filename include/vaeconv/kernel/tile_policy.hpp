@@ -7,8 +7,9 @@
 //                              (mma.sync, 32) or a warpgroup (wgmma, 128); "warp" below means it
 //   stages      kStages        the K pipeline's depth: the tile computed and the kStages - 1
 //                              copies in flight; LDS buffers as many (kLdsStages), except for a
-//                              TwoBufferTileShape (two); a target whose copies land in LDS at
-//                              issue (cp.async) keeps one per stage (TilePolicy::kLdsBuffers)
+//                              TwoBufferTileShape (two) and a OneBufferTileShape (one); a target
+//                              whose copies land in LDS at issue (cp.async) keeps one per stage
+//                              (TilePolicy::kLdsBuffers)
 //   chunk       16 bytes       the unit of every copy and LDS read: 8 bf16 or 16 fp8 along K
 //   min blocks  kMinBlocks     resident blocks per SM/CU the register budget must allow
 //
