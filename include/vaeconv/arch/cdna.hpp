@@ -164,9 +164,9 @@ struct Cdna {
   // gfx950: v_cvt_pk_bf16_f32, one instruction for the pair (the integer RNE costs about six
   // VALU per value). It is what LLVM selects for IR `fptrunc float to bfloat`, whose semantics are
   // round to nearest even; it rounds per the wave's MODE, which the kernels leave at their
-  // descriptor's defaults: RNE with f32 subnormals kept (.amdhsa_float_round_mode_32 0,
-  // .amdhsa_float_denorm_mode_32 3: cmake/asm_checks.cmake's rule fp-mode asserts both on every
-  // kernel). So every non-NaN input gives float_to_bf16's bits and a NaN stays a NaN: the
+  // descriptor's defaults: RNE with subnormals kept (.amdhsa_float_round_mode_32 0,
+  // .amdhsa_float_denorm_mode_32 3, .amdhsa_float_denorm_mode_16_64 3: cmake/asm_checks.cmake's
+  // rule fp-mode asserts all three on every kernel, and that none writes MODE). So every non-NaN input gives float_to_bf16's bits and a NaN stays a NaN: the
   // contract test_pack_bf16_gpu.cpp checks on the device, as for NVIDIA's cvt.rn.bf16x2.
   // gfx942 has no such instruction: the shared integer RNE (core/numerics_bf16.hpp).
   VAECONV_DEVICE static uint32_t pack_bf16x2(float lo, float hi) {

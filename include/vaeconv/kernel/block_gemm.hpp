@@ -184,13 +184,19 @@ VAECONV_UNROLL
     zero(acc);
     if constexpr (kPromote) zero(part);
 
+    // Writes slot sl to buffer s; with one buffer, after a barrier that every wave passes only
+    // once it has read the tile before (pipeline_schedule.hpp, kBarrierBeforeFlush).
+    auto flush_slot = [&](int s, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
+      if constexpr (Schedule::kBarrierBeforeFlush) __syncthreads();
+      flush(s, sl);
+    };
+
     // One iteration: tile kt, staged in sl, which the refill of tile kt + kAhead reuses
     // (Schedule::slot is the same for both).
     auto step = [&](int kt, Slot& sl) VAECONV_FORCE_INLINE_LAMBDA {
       const int s = Schedule::buffer(kt);
       Arch::template wait<Schedule::kPendingCopies>();
-      if constexpr (Schedule::kBarrierBeforeFlush) __syncthreads();  // tile kt - 1 read by all
-      flush(s, sl);
+      flush_slot(s, sl);
       if constexpr (Policy::kAtomReadsLds) {
         Atom::publish_lds();  // this thread's writes to stage s, visible to the tensor cores
         // Retires tile kt - 1 - kInFlight: its buffer may refill after the barrier.
@@ -239,8 +245,7 @@ VAECONV_UNROLL
         // One wait for the whole slot (its loads retire in issue order; the younger slots' stay
         // in flight) instead of the compiler's wait before each row's write.
         Arch::template wait_loads<kSlotLoads * (kAhead - 1)>();
-        if constexpr (Schedule::kBarrierBeforeFlush) __syncthreads();
-        flush(s, sl);
+        flush_slot(s, sl);
         __syncthreads();
         issue(Schedule::rotate(s, kAhead), sl);
         compute(acc, s, kt, 1);
@@ -278,8 +283,7 @@ VAECONV_UNROLL
           if (Schedule::last_tiles_refill(j)) step(kt0 + j, slot[j % kAhead]);
           else {
             const int s = Schedule::buffer(kt0 + j);
-            if constexpr (Schedule::kBarrierBeforeFlush) __syncthreads();
-            flush(s, slot[j % kAhead]);
+            flush_slot(s, slot[j % kAhead]);
             __syncthreads();
             compute(acc, s, kt0 + j, 1);
           }

@@ -14,11 +14,11 @@ struct EpilogueShape {
   // The widest column slab whose fp32 staging fits the pipeline's LDS, among the divisors of BN
   // that are whole atoms and whole 8-channel store chunks: an atom's columns must not straddle
   // two slabs (Epilogue::run scatters whole atoms). So BN = 96 with 32-wide atoms may take three
-  // slabs of 32, which halving alone could not. When no slab of all BM rows fits a two-buffer
-  // pipeline (TwoBufferTileShape, OneBufferTileShape), each slab is staged in row groups of whole atom rows: the
-  // slab and group sizes that fit with the fewest passes (slabs x groups; the wider slab on a
-  // tie). Otherwise, when nothing fits, the narrowest slab of all rows is taken and the kernel's
-  // LDS grows to its size (ConvKernel::kSmemBytes).
+  // slabs of 32, which halving alone could not. When no slab of all BM rows fits a pipeline of
+  // fewer buffers than stages (TwoBufferTileShape, OneBufferTileShape), each slab is staged in
+  // row groups of whole atom rows: the slab and group sizes that fit with the fewest passes
+  // (slabs x groups; the wider slab on a tie). Otherwise, when nothing fits, the narrowest slab
+  // of all rows is taken and the kernel's LDS grows to its size (ConvKernel::kSmemBytes).
   static constexpr int bytes(int cols, int rows = Policy::BM) {
     return rows * (cols + kPadFloats) * 4;
   }
