@@ -110,7 +110,8 @@ bool print_entry(FILE* f, bool first, const char* set, const char* id, vaeconv::
       "\"calls\": %d, \"resolution\": %d, \"flops\": %.0f,\n"
       "   \"kernel\": {\"name\": \"%s\", \"family\": \"%s\", \"loader\": \"%s\", \"bm\": %d, "
       "\"bn\": %d, \"bk\": %d, \"warps_m\": %d, \"warps_n\": %d, \"stages\": %d, \"lds_stages\": %d, "
-      "\"min_blocks\": %d, \"threads\": %d, \"wave_size\": %d, \"geometry\": [%d, %d, %d, %d], "
+      "\"min_blocks\": %d, \"threads\": %d, \"slices_k\": %d, \"wave_size\": %d, "
+      "\"geometry\": [%d, %d, %d, %d], "
       "\"vector\": %s, \"launches\": %d, \"tiles\": %lld, \"k_tiles\": %d, \"lds_bytes\": %d, "
       "\"patch\": [%d, %d]}}",
       first ? "" : ",\n", q.target().c_str(), set, id, kind_name(kind),
@@ -121,7 +122,8 @@ bool print_entry(FILE* f, bool first, const char* set, const char* id, vaeconv::
       static_cast<long long>(d.out_h()), static_cast<long long>(d.out_w()),
       static_cast<long long>(d.gemm_k()), calls, resolution, d.flops(),
       kernel_name(q, loader).c_str(), q.family().c_str(), loader.c_str(), q.bm, q.bn, q.bk,
-      q.warps_m, q.warps_n, q.stages, q.lds_stages, q.min_blocks, q.threads, q.wave_size, q.geo_stride,
+      q.warps_m, q.warps_n, q.stages, q.lds_stages, q.min_blocks, q.threads, q.slices_k,
+      q.wave_size, q.geo_stride,
       q.geo_pad, q.geo_up, q.geo_taps, q.choice.vector ? "true" : "false", q.launches,
       static_cast<long long>(q.tiles), q.k_tiles, q.lds_bytes, q.patch_rows, q.patch_cols);
   return true;

@@ -37,6 +37,10 @@ function(short_name mangled out)
     elseif(mangled MATCHES "OneBufferTileShape")  # one LDS buffer
       string(APPEND tile " b1")
     endif()
+    # SlicedKTileShape<Shape, S>: S groups of warps split K (kernel/sliced_k.hpp)
+    if(mangled MATCHES "SlicedKTileShapeI.*EELi([0-9]+)EEEN")
+      string(APPEND tile " k${CMAKE_MATCH_1}")
+    endif()
   endif()
   # Geometry<Stride, Pad, Up, Taps>: the tap window is 3 x 3 but for an upsample phase (2 x 2).
   if(mangled MATCHES "GeometryILi([0-9])ELi([0-9])ELi([0-9])ELi([0-9])EE")

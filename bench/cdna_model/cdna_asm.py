@@ -1004,6 +1004,9 @@ def decode_name(mangled: str) -> Dict[str, object]:
         # buffers, stages - 1 slots ahead
         d["lds_stages"] = (2 if "TwoBufferTileShape" in mangled else
                            1 if "OneBufferTileShape" in mangled else d["tile"][5])
+        # SlicedKTileShape<Shape, S>: S groups of the shape's warps split K (kernel/sliced_k.hpp)
+        m = re.search(r"SlicedKTileShapeINS0_\d+\w*?TileShapeI(?:Li\d+E)+EELi(\d+)EE", mangled)
+        d["slices_k"] = int(m.group(1)) if m else 1
     m = re.search(r"GeometryILi(\d)ELi(\d)ELi(\d)ELi(\d)EE", mangled)
     if m:
         d["geometry"] = tuple(int(x) for x in m.groups())
@@ -1039,6 +1042,8 @@ def match_plan(kernels: List[Kernel], plan_kernel: dict, dtype: str) -> List[Ker
         if d.get("min_blocks", 1) != pk.get("min_blocks", 1):
             continue
         if d.get("lds_stages", tile[5]) != pk.get("lds_stages", pk["stages"]):
+            continue
+        if d.get("slices_k", 1) != pk.get("slices_k", 1):
             continue
         if pk["family"] == "implicit_gemm":
             if d.get("geometry") != tuple(pk["geometry"]) or d.get("vector") != pk["vector"]:

@@ -226,7 +226,9 @@ def block_tile_bytes(kern, plan_k: dict) -> float:
     fp8 = any("fp8" in n or "f8f6f4" in n for n in lc.mfma)
     a_b = plan_k.get("a_bytes", 1 if fp8 else 2)
     b_b = plan_k.get("b_bytes", 1 if fp8 else 2)
-    return float(bm * k_step * a_b + bn * k_step * b_b)
+    # a sliced-K block's groups each fetch their own K tile at once (kernel/sliced_k.hpp): one
+    # block K tile of the model is slices_k of theirs
+    return float(bm * k_step * a_b + bn * k_step * b_b) * plan_k.get("slices_k", 1)
 
 
 def l2_hit(p: dict, m, blocks_per_unit: int, scale: Range) -> Range:

@@ -53,15 +53,16 @@ bool built(TableSet s) {
 }
 
 struct Tile {
-  int bm, bn, bk, warps_m, warps_n, stages;
+  int bm, bn, bk, warps_m, warps_n, stages, slices_k;
 };
 template <class Shape>
 constexpr Tile tile_of() {
-  return {Shape::BM, Shape::BN, Shape::BK, Shape::kWarpsM, Shape::kWarpsN, Shape::kStages};
+  return {Shape::BM,      Shape::BN,      Shape::BK,      Shape::kWarpsM,
+          Shape::kWarpsN, Shape::kStages, Shape::kSlicesK};
 }
 bool same_tile(const KernelPlan& p, const Tile& w) {
   return p.bm == w.bm && p.bn == w.bn && p.bk == w.bk && p.warps_m == w.warps_m &&
-         p.warps_n == w.warps_n && p.stages == w.stages;
+         p.warps_n == w.warps_n && p.stages == w.stages && p.slices_k == w.slices_k;
 }
 
 // A set's wide tiles of one operand type: the wide tile and, where the set has one, its
@@ -122,21 +123,38 @@ int64_t blocks_on(const ConvDesc& d, bool upsample_phases, const Tile& t) {
          d.out_t();
 }
 
-// gfx950's small-grid tile where the tile the conv would otherwise take (its 192-wide or its wide
-// tile) leaves each of the MI355X's CUs at most one block (tile_rounds.hpp's small-grid rule;
-// not the temporal convs: dispatch.hpp's small_grid_takes_kind).
+// Whether a set plans gfx942's tables: its twin (cuda-mma), or AMD's primary set.
+bool plans_gfx942(TableSet s) {
+#if defined(VAECONV_BACKEND_HIP)
+  if (s == TableSet::kPrimary) return true;
+#endif
+  return s == TableSet::kGfx942Twin;
+}
+
+// A set's small-grid tile where the tile the conv would otherwise take (gfx950: its 192-wide or
+// its wide tile; gfx942: its wide tile or the few-rounds partner, one grid) leaves each CU at
+// most the set's few blocks (gfx950: one of the MI355X's 256; gfx942: two of the MI300X's 304;
+// tile_rounds.hpp's small-grid rule; not the temporal convs: dispatch.hpp's
+// small_grid_takes_kind) and the conv's K tiles split evenly over the tile's groups of warps
+// (a sliced-K tile: kernel/sliced_k.hpp).
 template <DType kType>
 bool small_grid_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, const Tile& would,
                      Tile* t) {
   namespace c = kernel::cdna;
-  if (s != TableSet::kGfx950 || p.family() != "implicit_gemm" || !p.choice.vector ||
+  const bool gfx950 = s == TableSet::kGfx950, fp8 = kType == DType::kFP8E4M3;
+  if ((!gfx950 && !plans_gfx942(s)) || p.family() != "implicit_gemm" || !p.choice.vector ||
       kernel::choose_tile(d.cout) != kernel::TileId::kWide ||
       !kernel::small_grid_takes_kind(d.kind) ||
-      !kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950,
-                                              blocks_on(d, p.choice.upsample_phases, would)))
+      !kernel::grid_leaves_few_blocks_per_unit(
+          gfx950 ? kernel::kRoundTargetGfx950 : kernel::kRoundTargetGfx942,
+          blocks_on(d, p.choice.upsample_phases, would), gfx950 ? 1 : 2))
     return false;
-  *t = kType == DType::kFP8E4M3 ? tile_of<c::Gfx950SmallGridShapeFp8>()
-                                : tile_of<c::Gfx950SmallGridShape>();
+  const Tile small = gfx950 ? (fp8 ? tile_of<c::Gfx950SmallGridShapeFp8>()
+                                   : tile_of<c::Gfx950SmallGridShape>())
+                            : (fp8 ? tile_of<c::SmallGridShapeFp8>() : tile_of<c::SmallGridShape>());
+  const int64_t k = p.choice.upsample_phases ? 4 * d.cin : d.gemm_k();  // one launch's K
+  if ((k + small.bk - 1) / small.bk % small.slices_k != 0) return false;
+  *t = small;
   return true;
 }
 
@@ -155,7 +173,9 @@ Tile own_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, bool tap_reduc
 
 // gfx950's bf16 halo kernel: the causal T = 1 convs without a cache whose Cin fills the halo's
 // 16-channel K steps up to its 96 channels, where the implicit GEMM would take the set's wide
-// tile (not the 192-wide tile, not the small-grid one: kHaloOnWideTileOnly).
+// tile (not the 192-wide tile, not the small-grid one: kHaloOnWideTileOnly; a small grid whose K
+// tiles do not split evenly over the small-grid tile's groups keeps the wide tile, so the halo
+// kernel).
 template <DType kType>
 bool gfx950_halo_case(TableSet s, const ConvDesc& d) {
   namespace c = kernel::cdna;
@@ -165,8 +185,10 @@ bool gfx950_halo_case(TableSet s, const ConvDesc& d) {
       kernel::choose_tile(d.cout) != kernel::TileId::kWide ||
       kernel::takes_wide_cout192(d, false))
     return false;
-  return !kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950,
-                                                 blocks_on(d, false, tile_of<c::Gfx950WideShape>()));
+  const Tile small = tile_of<c::Gfx950SmallGridShape>();
+  const bool even = (d.gemm_k() + small.bk - 1) / small.bk % small.slices_k == 0;
+  return !even || !kernel::grid_leaves_one_block_per_unit(
+                      kernel::kRoundTargetGfx950, blocks_on(d, false, tile_of<c::Gfx950WideShape>()));
 }
 
 // The plans of d (its dtypes set) under the set and the primary set.
@@ -259,9 +281,9 @@ TEST(AmdTables, ServeSeedShapes) {
 // The round rule on every seed shape of every gfx942 / gfx950 set the build plans (AMD: the
 // primary set is gfx942's; cuda-mma: the twins): each 96-wide vector implicit GEMM gets the tile
 // the rule names for its grid, and each set with two wide tiles gives some seed shape each;
+// the grids that leave each CU few blocks get the set's small-grid tile, two seed shapes or more;
 // gfx950's Cout % 192 convs get its 192-wide tile (takes_wide_cout192), four seed shapes or more,
-// the grids that leave each CU one block its small-grid tile, two seed shapes or more, and the
-// bf16 convs of its halo kernel (gfx950_halo_case) that kernel, one seed shape or more.
+// and the bf16 convs of its halo kernel (gfx950_halo_case) that kernel, one seed shape or more.
 TEST(AmdTables, RoundRule) {
   std::vector<std::pair<TableSet, const char*>> sets;
 #if defined(VAECONV_BACKEND_HIP)
@@ -277,7 +299,7 @@ TEST(AmdTables, RoundRule) {
       const ConvDesc d = case_desc(sh.desc(), kType, CaseOptions{});
       KernelPlan p;
       ASSERT_TRUE(which_kernel(d, &p, set).ok()) << name << " " << sh.id;
-      // gfx950: the small-grid or the 192-wide tile, not the round rule's
+      // the small-grid tile (both targets) or gfx950's 192-wide tile, not the round rule's
       Tile t192, tsmall;
       const bool is192 = cout192_tile<kType>(set, d, p, &t192);
       if (small_grid_tile<kType>(set, d, p, is192 ? t192 : t.wide, &tsmall)) {
@@ -303,9 +325,9 @@ TEST(AmdTables, RoundRule) {
     }
     EXPECT_GE(wide, 1) << name;
     if (t.has_few) EXPECT_GE(few, 1) << name << ": no seed shape takes the few-rounds tile";
+    EXPECT_GE(small, 2) << name << ": the small-grid tile";
     if (set == TableSet::kGfx950) {
       EXPECT_GE(cout192, 4) << name << ": the 192-wide tile";
-      EXPECT_GE(small, 2) << name << ": the small-grid tile";
       if (kType == DType::kBF16) EXPECT_GE(halo, 1) << name << ": the halo kernel";
     }
   };

@@ -320,6 +320,78 @@ TEST(ChunkTaps, ElementWiseEveryBorder) {
   check_element_gather<kernel::UpsampleGeometry, 32, 64, 64, 1>(ConvDesc::upsample2x(1, 2, 3, 2, 24, 8));
 }
 
+// A sliced-K block's groups start their cursors at their share of K (kernel/sliced_k.hpp):
+// skip(n) must reach the position of n advance() calls, in every cached form, and the cursor
+// must walk on from there as one that advanced. Every split point of every block and thread.
+template <class Geo, int BM, int BN, int BK, int kThreads, int kElemBytes, bool kMaskRows>
+void check_skip(const ConvDesc& d) {
+  using R = Roles<BM, BK, kThreads, kElemBytes>;
+  PackedWeightsInfo w;
+  ASSERT_TRUE(detail::packed_info_as(d, /*phases=*/false, &w).ok());
+  ConvArgs a;
+  a.weights.info = w;
+  const ConvParams p = make_params(d, a, BM, BN);
+  const int k_tiles = (p.k + BK - 1) / BK;
+  using G = kernel::TileConvGather<Geo, R::kRows, R::kRowStep, BK, kElemBytes, kernel::XFrames,
+                                   kMaskRows>;
+  int64_t compared = 0;
+  for (int by = 0; by < d.n * d.out_t(); ++by)
+    for (int bx = 0; bx < p.m_blocks * p.n_tiles; ++bx) {
+      const BlockCoord b = kernel::block_coord(p, bx, by, BM, BN);
+      for (int tid = 0; tid < kThreads; ++tid) {
+        const int chunk = tid % R::kChunks, row0 = tid / R::kChunks;
+        G stepped;
+        stepped.init(p, b, row0, chunk);
+        kernel::FoldedWeightGather<2, R::kRowStep, BK, kElemBytes> wb_stepped;
+        wb_stepped.init(p, b, row0, chunk, BN);
+        for (int n = 0; n < k_tiles; ++n) {
+          G skipped;
+          skipped.init(p, b, row0, chunk);
+          skipped.skip(p, n);
+          kernel::FoldedWeightGather<2, R::kRowStep, BK, kElemBytes> wb;
+          wb.init(p, b, row0, chunk, BN);
+          wb.skip(n);
+          for (int step = 0; step < 2 && n + step < k_tiles; ++step) {
+            G ahead = stepped;
+            for (int s = 0; s < step; ++s) ahead.advance(p);
+            if (step > 0) skipped.advance(p);
+            for (int i = 0; i < R::kRows; ++i) {
+              ASSERT_EQ(skipped.exists(i), ahead.exists(i))
+                  << d.to_string() << " skip " << n << " +" << step << " tid " << tid;
+              // a missing row's offset is folded: at least kFoldedOutOfRange (the same-tap steps
+              // move it on, a refresh sets it), a present row's the same bytes
+              if (ahead.exists(i))
+                ASSERT_EQ(skipped.offset(i), ahead.offset(i))
+                    << d.to_string() << " skip " << n << " +" << step << " tid " << tid;
+              else
+                ASSERT_GE(skipped.offset(i), kernel::kFoldedOutOfRange)
+                    << d.to_string() << " skip " << n << " +" << step << " tid " << tid;
+              ASSERT_EQ(skipped.k(), ahead.k());
+              ++compared;
+            }
+          }
+          for (int i = 0; i < 2; ++i) ASSERT_EQ(wb.offset(i), wb_stepped.offset(i)) << "B skip " << n;
+          stepped.advance(p);
+          wb_stepped.advance();
+        }
+      }
+    }
+  EXPECT_GT(compared, 0);
+}
+
+TEST(ConvGather, SkipReachesTheAdvancedPosition) {
+  using kernel::CausalGeometry;
+  using kernel::DownsampleGeometry;
+  using kernel::UpsampleGeometry;
+  // whole tiles per tap (Cin % BK == 0), tiles that straddle taps, borders, video frames
+  check_skip<CausalGeometry, 32, 32, 32, 64, 2, true>(ConvDesc::causal3x3x3(1, 1, 3, 5, 96, 8));
+  check_skip<CausalGeometry, 32, 32, 32, 64, 2, false>(ConvDesc::causal3x3x3(1, 1, 3, 5, 96, 8));
+  check_skip<CausalGeometry, 32, 32, 64, 64, 2, true>(ConvDesc::causal3x3x3(1, 2, 3, 4, 48, 8));
+  check_skip<CausalGeometry, 32, 32, 64, 64, 1, true>(ConvDesc::causal3x3x3(1, 1, 4, 3, 384, 8));
+  check_skip<DownsampleGeometry, 32, 32, 32, 64, 2, true>(ConvDesc::downsample(1, 1, 6, 7, 96, 8));
+  check_skip<UpsampleGeometry, 32, 32, 64, 64, 2, false>(ConvDesc::upsample2x(1, 1, 2, 2, 24, 8));
+}
+
 TEST(WeightGather, RowsAndTail) {
   const ConvDesc d = ConvDesc::causal3x3x3(1, 1, 4, 4, 16, 40);
   PackedWeightsInfo w;

@@ -138,8 +138,55 @@ TEST(TileRounds, Gfx950SmallGridSeedShapes) {
     EXPECT_EQ(kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950, blocks), expected)
         << id << ": " << blocks << " blocks";
     small += expected;
+    // The small-grid tile splits K over its groups of warps (kernel/sliced_k.hpp): it takes the
+    // grids whose K tiles split evenly (api/kernel_plan.hpp); dec_conv_in's 5 (Cin 16) do not,
+    // and it keeps its 192-wide tile.
+    if (expected) {
+      using Small = cdna::Gfx950SmallGridShape;
+      static_assert(Small::kSlicesK == 2 && cdna::Gfx950SmallGridShapeFp8::kSlicesK == 2,
+                    "two groups of warps");
+      const int64_t k = d.kind == ConvKind::kUpsample ? 4 * d.cin : d.gemm_k();
+      const bool even = (k + Small::BK - 1) / Small::BK % Small::kSlicesK == 0 &&
+                        (k + cdna::Gfx950SmallGridShapeFp8::BK - 1) /
+                                cdna::Gfx950SmallGridShapeFp8::BK % 2 == 0;
+      EXPECT_EQ(even, id != "dec_conv_in") << id << ": K " << k;
+    }
   }
   EXPECT_EQ(small, 4);
+}
+
+// gfx942's small-grid rule: grids that give each of the MI300X's 304 CUs at most two blocks of the
+// 128 x 96 wide tiles (its few-rounds partner's two resident blocks, a partial round) take the
+// sliced-K small-grid tile, whose 28-32 KiB blocks keep two resident per CU; of the seed shapes,
+// the 128² 384-channel convs and the first upsample conv (dec_conv_in's 9 K tiles of 16 do not
+// split evenly over two groups).
+TEST(TileRounds, Gfx942SmallGridSeedShapes) {
+  using kernel::grid_leaves_few_blocks_per_unit;
+  EXPECT_TRUE(grid_leaves_few_blocks_per_unit(kRoundTargetGfx942, 608, 2));
+  EXPECT_FALSE(grid_leaves_few_blocks_per_unit(kRoundTargetGfx942, 609, 2));
+  using Small = cdna::SmallGridShape;
+  using SmallFp8 = cdna::SmallGridShapeFp8;
+  static_assert(Small::kSlicesK == 2 && SmallFp8::kSlicesK == 2, "two groups of warps");
+  static_assert(Small::BM == cdna::WideShape::BM && Small::BN == cdna::WideShape::BN &&
+                    SmallFp8::BM == cdna::WideShapeFp8::BM,
+                "one grid with the wide tiles");
+  EXPECT_EQ(resident_blocks(kRoundTargetGfx942, 2 * kernel::pipeline_lds_bytes<Small>(2)), 2);
+  EXPECT_EQ(resident_blocks(kRoundTargetGfx942, 2 * kernel::pipeline_lds_bytes<SmallFp8>(1)), 2);
+  int small = 0;
+  for (const VaeShape& s : kVaeShapes) {
+    if (s.cout < 96) continue;
+    const ConvDesc d = s.desc();
+    const int64_t blocks = grid_of(s, Small::BM, Small::BN);
+    const int64_t k = d.kind == ConvKind::kUpsample ? 4 * d.cin : d.gemm_k();
+    const bool takes = grid_leaves_few_blocks_per_unit(kRoundTargetGfx942, blocks, 2) &&
+                       (k + Small::BK - 1) / Small::BK % 2 == 0;
+    const std::string id = s.id;
+    EXPECT_EQ(takes, id == "enc_e3_mid__dec_mid_d0" || id == "enc_e2_downsample_spatial" ||
+                         id == "dec_d0_upsample")
+        << id << ": " << blocks << " blocks, K " << k;
+    small += takes;
+  }
+  EXPECT_EQ(small, 3);
 }
 
 }  // namespace

@@ -51,14 +51,14 @@ inline Status launch(Fn* fn, dim3 grid, const kernel::ConvParams& p, hipStream_t
     if (e == hipSuccess)
       e = hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device);
     if (e == hipSuccess)
-      e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, Policy::kThreads,
+      e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, Policy::kBlockThreads,
                                                        kDynamicBytes);
     if (e != hipSuccess) return failed("occupancy query failed: ", e);
     const int64_t resident = int64_t(sms) * per_sm;
     if (resident > 0 && resident < int64_t(grid.x)) grid.x = unsigned(resident);
     if (grid.x > kMaxPersistentGrid) grid.x = kMaxPersistentGrid;  // see Launcher::run
   }
-  fn<<<grid, dim3(Policy::kThreads, 1, 1), kDynamicBytes, stream>>>(p);
+  fn<<<grid, dim3(Policy::kBlockThreads, 1, 1), kDynamicBytes, stream>>>(p);
   const hipError_t e = hipGetLastError();
   if (e != hipSuccess) return failed("launch failed: ", e);
   return Status::Ok();

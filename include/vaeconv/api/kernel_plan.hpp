@@ -55,6 +55,7 @@ struct KernelPlan {
   // LDS buffers where copies are staged in registers (AMD): stages, or 2 (TwoBufferTileShape)
   int lds_stages = 0;
   int threads = 0, wave_size = 0;  // per block; lanes of one atom group
+  int slices_k = 1;  // groups of warps that split K (SlicedKTileShape), threads / slices each
   // Geometry<stride, pad, up, taps> of the implicit GEMM's gather; all 0 for the other families.
   int geo_stride = 0, geo_pad = 0, geo_up = 0, geo_taps = 0;
   int launches = 0;     // kernel launches per conv (4 for an upsample conv in phases)
@@ -70,13 +71,15 @@ struct KernelPlan {
                        CandidateList<ImplicitGemmFamily, TapReduceFamily, HaloFamilyOf<0>,
                                      TapRowFamily>{});
   }
-  // e.g. "implicit_gemm bf16 128x96x32 w4x1 s2 causal vector" (" s3 b2": two LDS buffers)
+  // e.g. "implicit_gemm bf16 128x96x32 w4x1 s2 causal vector" (" s3 b2": two LDS buffers;
+  // " k2": K split over two groups of warps)
   std::string name() const {
     std::string s = family() + (dtype == DType::kFP8E4M3 ? " fp8 " : " bf16 ") +
                     std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
                     " w" + std::to_string(warps_m) + "x" + std::to_string(warps_n) + " s" +
                     std::to_string(stages);
     if (lds_stages != stages) s += " b" + std::to_string(lds_stages);
+    if (slices_k != 1) s += " k" + std::to_string(slices_k);
     if (choice.family == KernelChoice::Family::kImplicitGemm) {
       const int g = geo_stride * 1000 + geo_pad * 100 + geo_up * 10 + geo_taps;
       s += g == 1113 ? " causal" : g == 2013 ? " downsample" : g == 1123 ? " upsample"
@@ -109,9 +112,9 @@ inline int64_t block_grid(const ConvDesc& d, const ConvArgs& a, int phase, kerne
 template <class Kernel>
 inline Status check_launch_grid(int64_t tiles) {
   using Policy = typename Kernel::PolicyT;
-  if (check_tile_grid(tiles, Policy::kThreads, Kernel::kPersistent, std::string()).ok())
+  if (check_tile_grid(tiles, Policy::kBlockThreads, Kernel::kPersistent, std::string()).ok())
     return Status::Ok();
-  return check_tile_grid(tiles, Policy::kThreads, Kernel::kPersistent,
+  return check_tile_grid(tiles, Policy::kBlockThreads, Kernel::kPersistent,
                          " block tiles of " + std::to_string(Policy::BM) + " pixels x " +
                              std::to_string(Policy::BN) + " channels");
 }
@@ -121,9 +124,18 @@ inline Status check_launch_grid(int64_t tiles) {
 // success (tests/host/test_hot_path_alloc.cpp).
 template <class Kernel>
 inline Status launch_grid(const ConvDesc& d, const ConvArgs& a, int phase, kernel::ConvParams* p) {
-  const int64_t tiles =
-      block_grid<typename Kernel::PolicyT, typename Kernel::Tiling>(d, a, phase, p);
+  using Policy = typename Kernel::PolicyT;
+  const int64_t tiles = block_grid<Policy, typename Kernel::Tiling>(d, a, phase, p);
   VAECONV_RETURN_IF_ERROR(check_launch_grid<Kernel>(tiles));
+  if constexpr (Policy::kSlicesK > 1) {
+    // A sliced-K block's groups run the same trips (kernel/sliced_k.hpp): the small-grid rule
+    // gives it only convs whose K tiles split evenly; a table that sends another is refused.
+    if (Kernel::k_tiles_total(*p) % Policy::kSlicesK != 0)
+      return Status(StatusCode::kUnsupported,
+                    "a sliced-K tile needs K tiles that split evenly over its " +
+                        std::to_string(Policy::kSlicesK) + " groups of warps (" +
+                        std::to_string(Kernel::k_tiles_total(*p)) + " K tiles)");
+  }
   p->tiles = int(tiles);
   return Status::Ok();
 }
@@ -178,9 +190,9 @@ inline kernel::TileId wide_tile_by_rounds(const ConvDesc& d, const PackedWeights
 }
 
 // The small-grid rule (kernel/tile_rounds.hpp) of a table T with a small-grid tile
-// (T::WideSmallGrid not void): the tile `chosen` (the wide or the 192-wide tile) unless its grid
-// leaves each of the target's units at most one block (rule_grid_blocks), then the small-grid
-// tile.
+// (T::WideSmallGrid not void): the tile `chosen` (the wide tile, its few-rounds partner or the
+// 192-wide tile) unless its grid leaves each of the target's units at most
+// T::kSmallGridBlocksPerUnit blocks (rule_grid_blocks), then the small-grid tile.
 template <class T>
 inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsInfo& w,
                                          bool upsample_phases, kernel::TileId chosen) {
@@ -199,14 +211,30 @@ inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsI
     if (chosen == kernel::TileId::kWideCout192) {
       if constexpr (!std::is_void_v<typename T::WideCout192>)
         blocks = rule_grid_blocks<typename T::WideCout192>(d, w, upsample_phases);
+    } else if (chosen == kernel::TileId::kWideFewRounds) {
+      if constexpr (!std::is_void_v<typename T::WideFewRounds>)
+        blocks = rule_grid_blocks<typename T::WideFewRounds>(d, w, upsample_phases);
     } else if (chosen == kernel::TileId::kWide) {
       blocks = rule_grid_blocks<typename T::Wide>(d, w, upsample_phases);
     } else {
       return chosen;
     }
-    return kernel::grid_leaves_one_block_per_unit(T::kSmallGridTarget, blocks)
-               ? kernel::TileId::kWideSmallGrid
-               : chosen;
+    if (!kernel::grid_leaves_few_blocks_per_unit(T::kSmallGridTarget, blocks,
+                                                 T::kSmallGridBlocksPerUnit))
+      return chosen;
+    // A sliced-K small-grid tile takes only the convs whose K tiles split evenly over its
+    // groups (kernel/sliced_k.hpp); the others keep the tile they had.
+    using Small = typename T::WideSmallGrid;
+    if constexpr (Small::kSlicesK > 1) {
+      ConvArgs a;
+      a.weights.info = w;
+      kernel::ConvParams p;
+      (void)block_grid<Small, Tiling>(d, a, upsample_phases ? 0 : -1, &p);
+      if (kernel::ConvKernel<Small, kernel::CausalGeometry, true>::k_tiles_total(p) %
+              Small::kSlicesK != 0)
+        return chosen;
+    }
+    return kernel::TileId::kWideSmallGrid;
   }
 }
 
@@ -450,7 +478,8 @@ struct Planner {
     q.bm = Policy::BM; q.bn = Policy::BN; q.bk = Policy::BK;
     q.warps_m = Policy::kWarpsM; q.warps_n = Policy::kWarpsN; q.stages = Policy::kStages;
     q.lds_stages = Policy::kLdsStages;
-    q.min_blocks = Policy::kMinBlocks; q.threads = Policy::kThreads;
+    q.min_blocks = Policy::kMinBlocks; q.threads = Policy::kBlockThreads;
+    q.slices_k = Policy::kSlicesK;
     q.wave_size = Policy::kWaveSize;
     q.lds_bytes = Kernel::kSmemBytes;
     q.launches += 1;

@@ -46,6 +46,10 @@ struct Nvidia {
 #endif
   }
 
+  // AMD's fence of its instruction scheduler (arch/cdna.hpp); nvcc has none to place, and ptxas
+  // schedules what it is given.
+  VAECONV_DEVICE static void schedule_fence() {}
+
   // v, the same in every lane of the wave, known to the compiler to be so: a value read from lane
   // 0 lives in a uniform register, so addresses built from it (wgmma descriptors) need no
   // per-instruction move from the vector registers.

@@ -535,6 +535,16 @@ VAECONV_UNROLL
     refresh(p);
   }
 
+  // Moves the cursor n K tiles on at once: the position n advance() calls reach (a group of a
+  // sliced-K block starts at its share of K: kernel/sliced_k.hpp). Block-uniform but for the
+  // rows' refresh.
+  VAECONV_HD void skip(const ConvParams& p, int n) {
+    k0 += n * BK;
+    tile.c += n * BK;
+    carry(p);
+    refresh(p);
+  }
+
   // The lane's own K position (the math form below; the kernel never needs it whole).
   VAECONV_HD int k() const { return k0 + lane_c; }
   VAECONV_HD TapWindowCursor<Geo::kTaps> lane_tap(const ConvParams& p) const {
@@ -634,6 +644,7 @@ VAECONV_UNROLL
     k = chunk * (16 / kElemBytes);
   }
   VAECONV_HD void advance() { k += BK; }
+  VAECONV_HD void skip(int n) { k += n * BK; }  // n advance() calls at once
   VAECONV_HD bool valid(const ConvParams& p, int i) const { return n[i] < p.cout; }
   VAECONV_HD uint32_t at(const ConvParams& p, int i) const {
     return (uint32_t(n[i]) * uint32_t(p.k_pad) + uint32_t(k)) * uint32_t(kElemBytes);
@@ -665,6 +676,11 @@ VAECONV_UNROLL
     Base::advance();
 VAECONV_UNROLL
     for (int i = 0; i < kRows; ++i) off_[i] += step_[i];
+  }
+  VAECONV_HD void skip(int n) {  // n advance() calls at once
+    Base::skip(n);
+VAECONV_UNROLL
+    for (int i = 0; i < kRows; ++i) off_[i] += step_[i] * uint32_t(n);
   }
   VAECONV_HD uint32_t offset(int i) const { return off_[i]; }
 };

@@ -4,6 +4,7 @@
 //   Geometry  which conv: stride, pad and upsample folded into the gather (conv_gather.hpp)
 //   Pipeline  kStages LDS buffers and the atom loop, shared with every kernel (block_gemm.hpp)
 //   Epilogue  bias + residual + coalesced NHWC bf16 store (epilogue.hpp)
+//   Slices    a SlicedKTileShape's groups of warps, each over its share of K (sliced_k.hpp)
 //
 // Tiles: tile i is (pixel block, Cout tile) i % tiles_per_frame of output frame (n, ot) =
 // i / tiles_per_frame, with the Cout tiles of one pixel block adjacent, so they share the input
@@ -25,6 +26,7 @@
 #include "vaeconv/kernel/conv_gather.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
+#include "vaeconv/kernel/sliced_k.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv::kernel {
@@ -36,12 +38,29 @@ struct ConvKernel {
   using Tile = typename Gemm::Tile;
   using Slot = typename Gemm::Slot;
   static constexpr int kRowsA = Gemm::kRowsA, kRowsB = Gemm::kRowsB, kRowStep = Gemm::kRowStep;
-  static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
+  // Groups of warps that split K (SlicedKTileShape; 1: the block walks all of K).
+  static constexpr int kSlices = Policy::kSlicesK;
+  using Reduce = SliceReduce<Policy>;
+  static constexpr int max_of(int a, int b) { return a > b ? a : b; }
+  // The LDS: the pipeline's (one per group) or the epilogue's staging, and a sliced block's
+  // exchange of partial sums, the largest (each in turn reuses all of it).
+  static constexpr int kSmemBytes =
+      kSlices == 1 ? EpilogueShape<Policy>::kKernelBytes
+                   : max_of(max_of(kSlices * Policy::kPipelineBytes,
+                                   EpilogueShape<Policy>::kKernelBytes),
+                            Reduce::kBytes);
   // The launch's view of the kernel (api/conv.hpp, api/kernel_plan.hpp).
   using PolicyT = Policy;
   using Geometry = Geo;
   using Tiling = LinearTiles;
-  VAECONV_HD static int k_tiles(const ConvParams& p) { return (p.k + Policy::BK - 1) / Policy::BK; }
+  // The K tiles of the conv, and of each group's main loop (all of them but in a sliced block,
+  // whose dispatch splits them evenly: api/kernel_plan.hpp).
+  VAECONV_HD static int k_tiles_total(const ConvParams& p) {
+    return (p.k + Policy::BK - 1) / Policy::BK;
+  }
+  VAECONV_HD static int k_tiles(const ConvParams& p) { return k_tiles_total(p) / kSlices; }
+  static_assert(kSlices == 1 || (kVectorGather && !LaneKCursor<typename Policy::AtomT>::value),
+                "a sliced block's groups start their tile cursors at their share of K");
 
 
   // The element-wise gather stores to LDS at issue, so its buffer must not be one a wave still
@@ -49,12 +68,20 @@ struct ConvKernel {
   static_assert(kVectorGather || Policy::kLdsBuffers == Policy::kStages,
                 "a copy that writes LDS at issue keeps a buffer per stage");
 
-  // The epilogue's staging fits above the prologue's buffers.
-  static constexpr bool kOverlapEpilogue = EpilogueShape<Policy>::kFitsAboveAhead;
+  // The epilogue's staging fits above the prologue's buffers (one group of warps: a sliced
+  // block's LDS holds the partial sums between its tiles).
+  static constexpr bool kOverlapEpilogue = EpilogueShape<Policy>::kFitsAboveAhead && kSlices == 1;
   static constexpr bool kPersistent = kOverlapEpilogue;  // a grid of the resident blocks
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
-    const int tid = threadIdx.x;
+    // A sliced block's thread: its group of warps, its place in the group, and the group's LDS
+    // buffers, which `smem` points at from here on (the block's LDS lies group_offset before it:
+    // the exchange of partial sums and the epilogue use all of it).
+    // (The group is whole waves: a scalar register on AMD, not a VGPR kept across the K loop.)
+    const int slice = kSlices == 1 ? 0 : Arch::wave_uniform(threadIdx.x / Policy::kThreads);
+    const int tid = kSlices == 1 ? threadIdx.x : threadIdx.x % Policy::kThreads;
+    const int group_offset = slice * Policy::kPipelineBytes;
+    if constexpr (kSlices > 1) smem += group_offset;
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
     int tile = blockIdx.x;
     if (tile >= p.tiles) return;
@@ -80,7 +107,8 @@ struct ConvKernel {
     const char* x_frame = nullptr;
     auto view_a = Arch::make_view(p.x, p.x_view_bytes);
     const auto view_b = Arch::make_view(p.w, p.w_view_bytes);
-    // Points the gathers at K tile 0 of block tile b.
+    // Points the gathers at the group's first K tile of block tile b (tile 0 but in a sliced
+    // block).
     auto start_tile = [&]() VAECONV_FORCE_INLINE_LAMBDA {
       ga.init(p, b, row0, chunk);
       if constexpr (kFoldB) gb.init(p, b, row0, chunk, Policy::BN);
@@ -88,6 +116,11 @@ struct ConvKernel {
       x_frame = static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, b);
       view_a = Arch::make_view(x_frame, p.x_view_bytes);
       copy_a.template start<kElemBytes>(p, b);
+      if constexpr (kSlices > 1) {
+        const int first = slice * ConvKernel::k_tiles(p);
+        ga.skip(p, first);
+        gb.skip(first);
+      }
     };
 
     // Issues the copy of K tile `kt` (the gathers' current position) into LDS buffer `s`.
@@ -135,7 +168,14 @@ VAECONV_UNROLL
     Gemm::prologue(slot, k_tiles, issue);
     if constexpr (!kOverlapEpilogue) {  // one tile per block: the grid covers every tile
       Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
-      epilogue(p, b, acc, wm0, wn0, lane, smem);
+      if constexpr (kSlices > 1) {  // the groups' partial sums into group 0's (sliced_k.hpp)
+        char* const block_lds = smem - group_offset;
+        Reduce::add_into_first(acc, block_lds, slice, tid);
+        Epilogue<Policy>::run(p, b, LinearRows{b.m0, p.frame_pixels}, acc, wm0, wn0, lane,
+                              block_lds, slice == 0);
+      } else {
+        epilogue(p, b, acc, wm0, wn0, lane, smem);
+      }
     } else {
       for (;;) {  // a persistent block: tiles blockIdx.x, blockIdx.x + gridDim.x, ...
         Gemm::mainloop(acc, smem, k_tiles, wm0, wn0, lane, slot, issue, flush);
@@ -163,7 +203,8 @@ VAECONV_UNROLL
 };
 
 template <class Policy, class Geo, bool kVectorGather>
-__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks) conv_kernel(ConvParams p) {
+__global__ void __launch_bounds__(Policy::kBlockThreads, Policy::kMinBlocks)
+    conv_kernel(ConvParams p) {
   run_with_lds<ConvKernel<Policy, Geo, kVectorGather>, typename Policy::ArchT>(p);
 }
 

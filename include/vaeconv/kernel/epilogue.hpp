@@ -71,22 +71,26 @@ struct Epilogue {
   using Arch = typename Policy::ArchT;
   static constexpr bool kPairs = c_pairs_along_n<Layout>();
   static constexpr bool kRowPairs = !kPairs && c_pairs_along_m<Layout>();
+  // The threads that store the staged tile: the whole block (in a sliced-K block every group's,
+  // though only group 0 holds the sums: kernel/sliced_k.hpp).
+  static constexpr int kStoreThreads = Policy::kBlockThreads;
 
   // b: the frame (n, ot) and the first output channel n0; rows: the tile's pixels; acc[i][j]: the
   // warp's atoms; (wm0, wn0): the warp tile's origin in the block tile; stage: the LDS the kernel
-  // lends the epilogue (Shape::kStagingRoom bytes).
+  // lends the epilogue (Shape::kStagingRoom bytes). stages_acc: whether this thread's acc is
+  // the tile's (false for the other groups of a sliced-K block, which only store).
   template <class Rows, class FragC>
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, const BlockCoord& b,
                                  const Rows& rows,
                                  FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int wm0, int wn0,
-                                 int lane, void* stage) {
+                                 int lane, void* stage, bool stages_acc = true) {
     if constexpr (Shape::kPackedFits) {
       if (packed_applies(p)) {
-        run_packed(p, b, rows, acc, wm0, wn0, lane, static_cast<uint16_t*>(stage));
+        run_packed(p, b, rows, acc, wm0, wn0, lane, static_cast<uint16_t*>(stage), stages_acc);
         return;
       }
     }
-    run_fp32(p, b, rows, acc, wm0, wn0, lane, static_cast<float*>(stage));
+    run_fp32(p, b, rows, acc, wm0, wn0, lane, static_cast<float*>(stage), stages_acc);
   }
 
   // The packed staging serves a launch without residual, with a bf16 output of whole chunks.
@@ -138,7 +142,7 @@ struct Epilogue {
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run_packed(
       const ConvParams& p, const BlockCoord& b, const Rows& rows,
       FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
-      int wm0, int wn0, int lane, uint16_t* stage) {
+      int wm0, int wn0, int lane, uint16_t* stage, bool stages_acc) {
     const float acc_scale = p.x_scale != nullptr ? p.x_scale[0] * Atom::acc_scale() : 1.f;
     // 1. Every accumulator, scaled, biased and rounded once, to its place in the bf16 tile.
     //    A lane's registers repeat few columns (c_col_leader): each column's scale and bias are
@@ -148,7 +152,7 @@ struct Epilogue {
     constexpr int kStep = kPairs ? 2 : 1;
     constexpr int kRegStep = kPairs || kRowPairs ? 2 : 1;  // registers rounded together
 VAECONV_UNROLL
-    for (int j = 0; j < Policy::kAtomsN; ++j) {
+    for (int j = 0; j < Policy::kAtomsN && stages_acc; ++j) {
       const int atom_col = wn0 + j * Atom::kN;
       for_each_constant<Layout::kCElems>([&](auto leader) VAECONV_FORCE_INLINE_LAMBDA {
         constexpr int r0 = decltype(leader)::value;
@@ -195,7 +199,7 @@ VAECONV_UNROLL
       //    multiples of 8 elements, so each output pixel's run is 16-byte aligned too).
       const int n_valid = p.cout - b.n0 < Policy::BN ? p.cout - b.n0 : Policy::BN;
       bool issued = false;
-      for (int row = int(threadIdx.x); row < Policy::BM; row += Policy::kThreads) {
+      for (int row = int(threadIdx.x); row < Policy::BM; row += kStoreThreads) {
         int m;
         if (!rows.pixel(row, m)) continue;
         Arch::bulk_store(y + out_offset(p, frame_out, rows_packed, m, b.n0),
@@ -212,11 +216,11 @@ VAECONV_UNROLL
     // 2. Each thread copies 8-channel chunks of staged rows to the output: one 16-byte LDS read,
     //    one 16-byte store.
     constexpr int kChunks = Policy::BM * Shape::kPackedChunksPerRow;
-    constexpr int kSteps = (kChunks + Policy::kThreads - 1) / Policy::kThreads;
+    constexpr int kSteps = (kChunks + kStoreThreads - 1) / kStoreThreads;
 VAECONV_UNROLL
     for (int step = 0; step < kSteps; ++step) {
-      const int idx = int(threadIdx.x) + step * Policy::kThreads;
-      if (kChunks % Policy::kThreads != 0 && idx >= kChunks) break;
+      const int idx = int(threadIdx.x) + step * kStoreThreads;
+      if (kChunks % kStoreThreads != 0 && idx >= kChunks) break;
       const int row = Shape::packed_store_row(idx), col = Shape::packed_store_col(idx);
       const int n = b.n0 + col;
       int m;
@@ -281,7 +285,7 @@ VAECONV_UNROLL
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run_fp32(const ConvParams& p, const BlockCoord& b,
                                  const Rows& rows,
                                  FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int wm0, int wn0,
-                                 int lane, float* stage) {
+                                 int lane, float* stage, bool stages_acc) {
     const int tid = threadIdx.x;
     const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;
     const bool vector_ok = (p.cout % 8) == 0;
@@ -298,7 +302,7 @@ VAECONV_UNROLL
       for (int g = 0; g < Shape::kRowGroups; ++g) {
         // 1. Scatter this warp's accumulators that fall in the slab (and its row group).
 VAECONV_UNROLL
-        for (int i = 0; i < Policy::kAtomsM; ++i) {
+        for (int i = 0; i < Policy::kAtomsM && stages_acc; ++i) {
           const int atom_row = wm0 + i * Atom::kM;
           if (Shape::kRowGroups > 1 && !Shape::atom_in_group(atom_row, g)) continue;
 VAECONV_UNROLL
@@ -316,7 +320,7 @@ VAECONV_UNROLL
         __syncthreads();
         // 2. Each thread writes 8 consecutive channels of one pixel per step.
         for (int idx = tid; idx < Shape::kSlabRows * Shape::kChunksPerRow;
-             idx += Policy::kThreads) {
+             idx += kStoreThreads) {
           const int row = Shape::store_row(idx, g), cc = Shape::store_col(idx);
           const int n = b.n0 + col0 + cc;
           int m;

@@ -12,6 +12,9 @@
 //                              (TilePolicy::kLdsBuffers)
 //   chunk       16 bytes       the unit of every copy and LDS read: 8 bf16 or 16 fp8 along K
 //   min blocks  kMinBlocks     resident blocks per SM/CU the register budget must allow
+//   K slices    kSlicesK       groups of kWarps warps in one block, each computing the whole
+//                              block tile over its own share of the K tiles, their partial sums
+//                              added before the epilogue (SlicedKTileShape; 1 elsewhere)
 //
 // BK counts elements; the element size comes from the atom (bf16 or fp8), so a bf16 BK = 32 and
 // an fp8 BK = 64 are the same bytes and the same LDS layout.
@@ -51,6 +54,7 @@ struct TileShape {
   static_assert(BM % kWarpsM == 0 && BN % kWarpsN == 0, "warps must divide the block tile");
   static_assert(kStages >= 2, "at least double buffering");
   static constexpr int kLdsStages = Stages_;  // LDS buffers where copies stage in registers
+  static constexpr int kSlicesK = 1;          // one group of warps walks all of K
 };
 
 // A tile whose K pipeline keeps its kStages - 1 copies in flight in staging registers and only two
@@ -72,6 +76,20 @@ struct OneBufferTileShape : TileShape<BM_, BN_, BK_, WarpsM_, WarpsN_, Stages_, 
   static constexpr int kLdsStages = 1;
 };
 
+// A block of Slices groups of Shape's warps, each group running Shape's whole K pipeline (its own
+// LDS buffers, its own loads) over 1 / Slices of the K tiles, the groups' fp32 partial sums then
+// added through LDS before one epilogue (kernel/sliced_k.hpp). For the grids that leave a CU too
+// few blocks to hide a block's K-tile chain: each block's chain is 1 / Slices as long and the CU
+// holds the groups' waves together, with no second launch, no workspace and a fixed order of the
+// sum. The dispatch gives it only convs whose K tiles split evenly (api/kernel_plan.hpp), so the
+// groups run the same trips and pass the same barriers.
+template <class Shape, int Slices>
+struct SlicedKTileShape : Shape {
+  static_assert(Shape::kSlicesK == 1, "slices of a shape that is not sliced");
+  static_assert(Slices >= 2, "a sliced block has two or more groups");
+  static constexpr int kSlicesK = Slices;
+};
+
 // A tile shape bound to an architecture's atom and wave size, and the packed epilogue's store:
 // BulkStore hands each staged output row to the copy engine where the arch has one
 // (Arch::kBulkStore, epilogue.hpp), else 16-byte pieces through registers. tile_table.hpp sets it
@@ -90,7 +108,11 @@ struct TilePolicy : Shape {
   static_assert(kChunksK == 2 || kChunksK == 4 || kChunksK == 8, "LDS rows of 32, 64 or 128 bytes");
   static_assert(128 % (Shape::BK * kElemBytes) == 0,
                 "packed rows (a multiple of 128 bytes, packed_weights.hpp) are whole K tiles");
+  // Threads of one group of warps (the whole block unless the shape is sliced in K), which the
+  // copy roles, the pipeline and the warp tiles are laid out over; the block launches
+  // kBlockThreads = kSlicesK groups of them.
   static constexpr int kThreads = Shape::kWarps * kWaveSize;
+  static constexpr int kBlockThreads = kThreads * Shape::kSlicesK;
   static constexpr int kAtomsM = Shape::WTM / Atom::kM;
   static constexpr int kAtomsN = Shape::WTN / Atom::kN;
   static constexpr int kAtomsK = Shape::BK / Atom::kK;

@@ -76,14 +76,19 @@ constexpr bool wide_saves_a_round(const RoundTarget& t, int64_t wide_blocks, int
          grid_rounds(t, few_blocks, resident_blocks(t, few_lds_bytes));
 }
 
-// The small-grid rule (a table with a WideSmallGrid tile: gfx950's, tile_table.hpp): a launch
-// whose grid on the tile the conv would otherwise take (the wide tile, or the 192-wide one) has
-// no more blocks than the target has units leaves each unit at most one block, whose K-tile chain
-// then runs exposed; it takes the small-grid tile instead, whose smaller blocks (twice as many)
-// and deeper register-staged pipeline overlap two chains per unit. Like the round rule it reads
-// only the grid and the target's nominal units (host code, no device query).
+// The small-grid rule (a table with a WideSmallGrid tile, tile_table.hpp): a launch whose grid
+// on the tile the conv would otherwise take (the wide tile, its few-rounds partner or the
+// 192-wide one) gives each unit at most the table's few blocks (gfx950: one of its two slots;
+// gfx942: two of the few-rounds tile's two, a partial round) leaves their K-tile chains exposed;
+// it takes the small-grid tile instead, whose blocks split K over two groups of warps
+// (kernel/sliced_k.hpp), so each chain is half as long. Like the round rule it reads only the
+// grid and the target's nominal units (host code, no device query).
+constexpr bool grid_leaves_few_blocks_per_unit(const RoundTarget& t, int64_t blocks,
+                                               int blocks_per_unit) {
+  return blocks <= int64_t(t.units) * blocks_per_unit;
+}
 constexpr bool grid_leaves_one_block_per_unit(const RoundTarget& t, int64_t blocks) {
-  return blocks <= int64_t(t.units);
+  return grid_leaves_few_blocks_per_unit(t, blocks, 1);
 }
 
 }  // namespace vaeconv::kernel

@@ -73,6 +73,14 @@ using WideShape = TwoBufferTileShape<128, 96, 16, 2, 1, 4>;
 // phases of 512 blocks or fewer): faster there at the pessimistic end of the CDNA model
 // (docs/perf-notes.md, issue 25 W6 and W15).
 using WideFewRoundsShape = TwoBufferTileShape<128, 96, 32, 4, 1, 3>;
+// The small-grid tile (tile_rounds.hpp's small-grid rule: grids that give a CU at most two of
+// the few-rounds tile's blocks, e.g. the 128² 384-channel layers' 512): the wide tile's two
+// groups of two 64 x 96 waves, each group over half of the K tiles with its own 14 KiB of
+// buffers (SlicedKTileShape, kernel/sliced_k.hpp; their partial sums meet in two passes of
+// 24 KiB), 28 KiB: two blocks and 2 waves per SIMD per CU, each block's K-tile chain half the
+// few-rounds tile's. Faster there at the pessimistic end of the CDNA model (docs/perf-notes.md,
+// W22). Not measured on AMD hardware.
+using SmallGridShape = SlicedKTileShape<TwoBufferTileShape<128, 96, 16, 2, 1, 4, 2>, 2>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 // The fp8 wide tile: the bf16 one's waves, LDS bytes and pipeline, 32 e4m3 deep (32-byte rows),
@@ -83,6 +91,7 @@ using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 // pessimistic end (docs/perf-notes.md, issue 25 W6, W9 and W15). Not measured on AMD hardware.
 using WideShapeFp8 = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
 using WideFewRoundsShapeFp8 = TwoBufferTileShape<128, 96, 64, 4, 1, 3>;
+using SmallGridShapeFp8 = SlicedKTileShape<TwoBufferTileShape<128, 96, 32, 2, 1, 4, 2>, 2>;
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
@@ -117,8 +126,8 @@ using Gfx950WideCout192ShapeFp8 = TileShape<128, 192, 64, 2, 2, 3>;
 // chains of two blocks overlapping on each CU. Faster there at the pessimistic end of the CDNA
 // model (the 128² 384-channel layers, the 16 -> 384 conv, the 256² downsample, the first upsample
 // conv), slower on every grid that fills the CUs (docs/perf-notes.md, W17).
-using Gfx950SmallGridShape = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
-using Gfx950SmallGridShapeFp8 = TwoBufferTileShape<128, 96, 64, 2, 1, 4>;
+using Gfx950SmallGridShape = SlicedKTileShape<TwoBufferTileShape<128, 96, 32, 2, 1, 4, 2>, 2>;
+using Gfx950SmallGridShapeFp8 = SlicedKTileShape<TwoBufferTileShape<128, 96, 64, 2, 1, 4, 2>, 2>;
 // The gfx950 halo kernel (halo_fragment_kernel.hpp), bf16: a 16 x 8 patch (BM = 128) and its
 // 18 x 10 halo of up to 96 channels (34 KiB), then one B-only LDS buffer of 96 x 32 with three
 // B tiles in flight in staging registers (OneBufferTileShape: a barrier before each flush): 40
@@ -303,15 +312,18 @@ struct Tiles<DType::kBF16> {
 #if defined(VAECONV_BACKEND_HIP)
   using WideFewRounds = TilePolicy<WideFewRoundsShape, Arch, Arch::AtomBf16>;
   static constexpr RoundTarget kRoundTarget = kRoundTargetGfx942;
+  using WideSmallGrid = TilePolicy<SmallGridShape, Arch, Arch::AtomBf16>;
+  static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx942;
+  static constexpr int kSmallGridBlocksPerUnit = 2;
 #else
   using WideFewRounds = void;
+  using WideSmallGrid = void;
 #endif
 #if defined(VAECONV_WIDE_WGMMA)
   using WideCout192 = TilePolicy<WideCout192Shape, Arch, WideCout192AtomBf16>;
 #else
   using WideCout192 = void;
 #endif
-  using WideSmallGrid = void;
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
@@ -339,15 +351,18 @@ struct Tiles<DType::kFP8E4M3> {
 #if defined(VAECONV_BACKEND_HIP)
   using WideFewRounds = TilePolicy<WideFewRoundsShapeFp8, Arch, Arch::AtomFp8>;
   static constexpr RoundTarget kRoundTarget = kRoundTargetGfx942;
+  using WideSmallGrid = TilePolicy<SmallGridShapeFp8, Arch, WideAtomFp8>;
+  static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx942;
+  static constexpr int kSmallGridBlocksPerUnit = 2;
 #else
   using WideFewRounds = void;
+  using WideSmallGrid = void;
 #endif
 #if defined(VAECONV_WIDE_WGMMA)
   using WideCout192 = TilePolicy<WideCout192ShapeFp8, Arch, WideCout192AtomFp8>;
 #else
   using WideCout192 = void;
 #endif
-  using WideSmallGrid = void;
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
@@ -381,6 +396,7 @@ struct Gfx950Tiles<DType::kBF16> : Tiles<DType::kBF16> {
   using WideCout192 = TilePolicy<cdna::Gfx950WideCout192Shape, Gfx950Arch, Arch::AtomBf16>;
   using WideSmallGrid = TilePolicy<cdna::Gfx950SmallGridShape, Gfx950Arch, Arch::AtomBf16>;
   static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx950;
+  static constexpr int kSmallGridBlocksPerUnit = 1;
   static constexpr int kHaloMaxCin = HaloFragmentBf16::kMaxCin;
   static constexpr bool kHaloOnWideTileOnly = true;
   using Halo = HaloPolicy<TilePolicy<cdna::Gfx950HaloShape, Gfx950Arch, Arch::AtomBf16>,
@@ -393,6 +409,7 @@ struct Gfx950Tiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using WideCout192 = TilePolicy<cdna::Gfx950WideCout192ShapeFp8, Gfx950Arch, Arch::AtomFp8>;
   using WideSmallGrid = TilePolicy<cdna::Gfx950SmallGridShapeFp8, Gfx950Arch, Arch::AtomFp8>;
   static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx950;
+  static constexpr int kSmallGridBlocksPerUnit = 1;
 };
 struct ShippedTilesGfx950 {
   template <DType kType>
@@ -421,6 +438,9 @@ struct Gfx942TwinTiles<DType::kBF16> : Tiles<DType::kBF16> {
   using Wide = TilePolicy<cdna::WideShape, Arch, Arch::AtomBf16>;
   using WideFewRounds = TilePolicy<cdna::WideFewRoundsShape, Arch, Arch::AtomBf16>;
   static constexpr RoundTarget kRoundTarget = kRoundTargetGfx942;
+  using WideSmallGrid = TilePolicy<cdna::SmallGridShape, Arch, Arch::AtomBf16>;
+  static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx942;
+  static constexpr int kSmallGridBlocksPerUnit = 2;
   using TapReduce = TilePolicy<cdna::TapReduceShape, Arch, Arch::AtomBf16>;
 };
 template <>
@@ -430,6 +450,9 @@ struct Gfx942TwinTiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using Wide = TilePolicy<cdna::WideShapeFp8, Arch, Arch::AtomFp8>;
   using WideFewRounds = TilePolicy<cdna::WideFewRoundsShapeFp8, Arch, Arch::AtomFp8>;
   static constexpr RoundTarget kRoundTarget = kRoundTargetGfx942;
+  using WideSmallGrid = TilePolicy<cdna::SmallGridShapeFp8, Arch, Arch::AtomFp8>;
+  static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx942;
+  static constexpr int kSmallGridBlocksPerUnit = 2;
   using TapReduce = TilePolicy<cdna::TapReduceShapeFp8, Arch, Arch::AtomFp8>;
 };
 struct ShippedTilesGfx942Twin {
