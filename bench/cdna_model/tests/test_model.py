@@ -300,6 +300,32 @@ class AsmFrontEnd(unittest.TestCase):
             self.assertEqual([k.name for k in found], [names[loader]], loader)
 
 
+    def test_sliced_k_decodes_and_matches_apart(self):
+        # SlicedKTileShape<Shape, 2> (W22): Shape's numbers, the slices from the wrapper; the
+        # unsliced kernel of the same Shape is another kernel
+        inner = "TwoBufferTileShapeILi128ELi96ELi32ELi2ELi1ELi4ELi2EEE"
+        post = ("NS_4arch14CdnaGfx950OnlyENS7_4Cdna8AtomBf16ELb0EEENS0_8GeometryILi1ELi1ELi1ELi3EEE"
+                "ELb1EEEvNS0_10ConvParamsE")
+        sliced = ("_ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_16SlicedKTileShapeINS0_18"
+                  + inner + "Li2EEE" + post)
+        plain = "_ZN7vaeconv6kernel11conv_kernelINS0_10TilePolicyINS0_18" + inner + post
+        ds, dp = cdna_asm.decode_name(sliced), cdna_asm.decode_name(plain)
+        self.assertEqual((ds["tile"], ds["lds_stages"], ds["min_blocks"], ds["slices_k"]),
+                         ((128, 96, 32, 2, 1, 4), 2, 2, 2))
+        self.assertEqual(dp["slices_k"], 1)
+        ks = [type("K", (), {"decoded": d, "name": n})() for d, n in ((ds, sliced), (dp, plain))]
+        plan_k = {"family": "implicit_gemm", "bm": 128, "bn": 96, "bk": 32, "warps_m": 2,
+                  "warps_n": 1, "stages": 4, "lds_stages": 2, "min_blocks": 2,
+                  "geometry": [1, 1, 1, 3], "vector": True, "loader": ""}
+        self.assertEqual([k.name for k in cdna_asm.match_plan(ks, dict(plan_k, slices_k=2), "bf16")],
+                         [sliced])
+        self.assertEqual([k.name for k in cdna_asm.match_plan(ks, plan_k, "bf16")], [plain])
+        # the block's distinct bytes per K tile: both groups' tiles
+        kern = type("K", (), {"loop_counts": cdna_asm.Counts()})()
+        one = predict.block_tile_bytes(kern, dict(plan_k, threads=128))
+        two = predict.block_tile_bytes(kern, dict(plan_k, threads=256, slices_k=2))
+        self.assertEqual((one, two), ((128 + 96) * 32 * 2.0, 2 * (128 + 96) * 32 * 2.0))
+
 def flat_machine(**kw):
     base = dict(name="t", units=2, schedulers_per_unit=4, clock_ghz=1.0, mma_overlap=1.0,
                 valu_cycles=4, salu_cycles=1, other_issue_cycles=1, lds_bytes_per_clk=128,
