@@ -291,6 +291,7 @@ TEST(AmdTables, RoundRule) {
 #endif
   for (const AmdSet& s : amd_sets()) sets.push_back({s.set, s.name});
   if (sets.empty()) GTEST_SKIP() << "this build plans no gfx942 or gfx950 set";
+  int few_of_set = 0;  // either operand type's seed shapes on the few-rounds tile
   auto check = [&](auto type_tag, TableSet set, const char* name) {
     constexpr DType kType = decltype(type_tag)::value;
     const WideTiles t = wide_tiles<kType>(set);
@@ -324,7 +325,7 @@ TEST(AmdTables, RoundRule) {
       (same_tile(p, t.wide) ? wide : few) += 1;
     }
     EXPECT_GE(wide, 1) << name;
-    if (t.has_few) EXPECT_GE(few, 1) << name << ": no seed shape takes the few-rounds tile";
+    few_of_set += t.has_few ? few : 0;
     EXPECT_GE(small, 2) << name << ": the small-grid tile";
     if (set == TableSet::kGfx950) {
       EXPECT_GE(cout192, 4) << name << ": the 192-wide tile";
@@ -332,8 +333,15 @@ TEST(AmdTables, RoundRule) {
     }
   };
   for (const auto& [set, name] : sets) {
+    few_of_set = 0;
     check(std::integral_constant<DType, DType::kBF16>{}, set, name);
     check(std::integral_constant<DType, DType::kFP8E4M3>{}, set, name);
+    // gfx942's few-rounds tile: the seed grids it won (two blocks or fewer per CU) take the
+    // sliced small-grid tile where their K tiles split evenly; dec_conv_in's do not (bf16 9 K
+    // tiles of 16, fp8 5 of 32) and keep it, where no halo kernel takes the bf16 one first (the
+    // twin's bf16 list has NVIDIA's)
+    if (wide_tiles<DType::kBF16>(set).has_few)
+      EXPECT_GE(few_of_set, 1) << name << ": no seed shape takes the few-rounds tile";
   }
 }
 
