@@ -158,6 +158,25 @@ bool small_grid_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, const T
   return true;
 }
 
+// A set's sliced narrow tile (both targets: tile_table.hpp) for a narrow conv of the 16-byte
+// gather whose K tiles split evenly over its groups (not the temporal convs).
+template <DType kType>
+bool narrow_sliced_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, Tile* t) {
+  namespace c = kernel::cdna;
+  const bool gfx950 = s == TableSet::kGfx950, fp8 = kType == DType::kFP8E4M3;
+  if ((!gfx950 && !plans_gfx942(s)) || p.family() != "implicit_gemm" || !p.choice.vector ||
+      kernel::choose_tile(d.cout) != kernel::TileId::kNarrow ||
+      !kernel::small_grid_takes_kind(d.kind))
+    return false;
+  const Tile n = gfx950 ? (fp8 ? tile_of<c::Gfx950NarrowSlicedShapeFp8>()
+                               : tile_of<c::Gfx950NarrowSlicedShape>())
+                        : (fp8 ? tile_of<c::NarrowSlicedShapeFp8>() : tile_of<c::NarrowSlicedShape>());
+  const int64_t k = p.choice.upsample_phases ? 4 * d.cin : d.gemm_k();  // one launch's K
+  if ((k + n.bk - 1) / n.bk % n.slices_k != 0) return false;
+  *t = n;
+  return true;
+}
+
 // The set's tile of a plan: gfx950's small-grid or 192-wide tile, the round rule's wide tile
 // (implicit GEMM) or the cdna tap-reduce tile (the gfx942 twin's; gfx950's set keeps the primary
 // set's, so no case of it plans one).
@@ -167,6 +186,12 @@ Tile own_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, bool tap_reduc
   const bool fp8 = kType == DType::kFP8E4M3;
   if (tap_reduce) return fp8 ? tile_of<c::TapReduceShapeFp8>() : tile_of<c::TapReduceShape>();
   Tile t, small;
+  if (narrow_sliced_tile<kType>(s, d, p, &t)) return t;
+  // a narrow conv whose K tiles do not split over the set's sliced narrow tile: the set's narrow
+  // tile (AMD: gfx942's, which gfx950's set shares; a served case on AMD where gfx942's sliced
+  // tile splits them and gfx950's does not)
+  if (kernel::choose_tile(d.cout) == kernel::TileId::kNarrow)
+    return fp8 ? tile_of<kernel::NarrowShapeFp8>() : tile_of<kernel::NarrowShape>();
   if (!cout192_tile<kType>(s, d, p, &t)) t = rule_tile<kType>(s, p);
   return small_grid_tile<kType>(s, d, p, t, &small) ? small : t;
 }

@@ -189,5 +189,29 @@ TEST(TileRounds, Gfx942SmallGridSeedShapes) {
   EXPECT_EQ(small, 3);
 }
 
+// The narrow convs' sliced-K tiles (both targets) take the narrow convs whose K tiles split evenly
+// over their groups: the encoder's 384 -> 32 conv (108 K tiles of 32 bf16, 54 of 64 e4m3) on
+// gfx942's three groups and gfx950's six; a 96-channel input's 27 do not split in six.
+TEST(TileRounds, NarrowSlicedSplits) {
+  auto splits = [](int64_t k, int bk, int slices) { return (k + bk - 1) / bk % slices == 0; };
+  const ConvDesc out = ConvDesc::causal3x3x3(1, 1, 128, 128, 384, 32);
+  for (int s : {cdna::NarrowSlicedShape::kSlicesK, cdna::Gfx950NarrowSlicedShape::kSlicesK}) {
+    EXPECT_TRUE(splits(out.gemm_k(), 32, s)) << s;
+    EXPECT_TRUE(splits(out.gemm_k(), 64, s)) << s;
+  }
+  static_assert(cdna::NarrowSlicedShape::BK == 32 && cdna::NarrowSlicedShapeFp8::BK == 64 &&
+                    cdna::Gfx950NarrowSlicedShape::BK == 32 &&
+                    cdna::Gfx950NarrowSlicedShapeFp8::BK == 64 &&
+                    cdna::NarrowSlicedShape::BN == 32 && cdna::Gfx950NarrowSlicedShape::BN == 32,
+                "the narrow tiles' K steps and width");
+  EXPECT_FALSE(splits(ConvDesc::causal3x3x3(1, 1, 64, 64, 96, 32).gemm_k(), 32,
+                      cdna::Gfx950NarrowSlicedShape::kSlicesK));
+  // gfx942's holds two blocks per CU in its 64 KiB; gfx950's 48 KiB three in its 160
+  EXPECT_EQ(resident_blocks(kRoundTargetGfx942,
+                            3 * kernel::pipeline_lds_bytes<cdna::NarrowSlicedShape>(2)), 2);
+  EXPECT_EQ(resident_blocks(kernel::kRoundTargetGfx950,
+                            6 * kernel::pipeline_lds_bytes<cdna::Gfx950NarrowSlicedShape>(2)), 3);
+}
+
 }  // namespace
 }  // namespace vaeconv

@@ -326,6 +326,22 @@ class AsmFrontEnd(unittest.TestCase):
         two = predict.block_tile_bytes(kern, dict(plan_k, threads=256, slices_k=2))
         self.assertEqual((one, two), ((128 + 96) * 32 * 2.0, 2 * (128 + 96) * 32 * 2.0))
 
+    def test_slower_than_flydsl(self):
+        # issue 25's per-shape target: the pessimistic end against FlyDSL's published time
+        def row(i, dt, pess_us, video=False):
+            end = type("E", (), {"time_us": pess_us})()
+            plan = {"id": i, "dtype": dt}
+            if video:
+                plan["set"] = "video"
+            return {"plan": plan, "pred": type("P", (), {"pess": end})()}
+        fly = predict.FLYDSL_SHAPE_US_MI355X
+        res = {"mi355x": [row("enc_conv_out", "bf16", fly["enc_conv_out"] + 1),
+                          row("enc_conv_out", "fp8", 1e9),
+                          row("dec_conv_in", "bf16", fly["dec_conv_in"] - 1),
+                          row("enc_conv_out", "bf16", 1e9, video=True)]}
+        self.assertEqual(predict.slower_than_flydsl(res), ["enc_conv_out"])
+        self.assertEqual(len(fly), 18)
+
 def flat_machine(**kw):
     base = dict(name="t", units=2, schedulers_per_unit=4, clock_ghz=1.0, mma_overlap=1.0,
                 valu_cycles=4, salu_cycles=1, other_issue_cycles=1, lds_bytes_per_clk=128,

@@ -238,6 +238,29 @@ inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsI
   }
 }
 
+// The narrow tile's sliced-K form (T::NarrowSliced not void: the AMD sets and their twins) for a
+// narrow conv of the 16-byte gather whose K tiles split evenly over its groups of warps
+// (kernel/sliced_k.hpp; not the temporal convs, whose kernels it does not build), else the
+// narrow tile.
+template <class T>
+inline kernel::TileId narrow_tile_by_split(const ConvDesc& d, const PackedWeightsInfo& w,
+                                           bool upsample_phases) {
+  using Sliced = typename T::NarrowSliced;
+  if constexpr (std::is_void_v<Sliced>) {
+    (void)d; (void)w; (void)upsample_phases;
+    return kernel::TileId::kNarrow;
+  } else {
+    if (!kernel::small_grid_takes_kind(d.kind)) return kernel::TileId::kNarrow;
+    using K = kernel::ConvKernel<Sliced, kernel::CausalGeometry, true>;
+    ConvArgs a;
+    a.weights.info = w;
+    kernel::ConvParams p;
+    (void)block_grid<Sliced, typename K::Tiling>(d, a, upsample_phases ? 0 : -1, &p);
+    return K::k_tiles_total(p) % Sliced::kSlicesK == 0 ? kernel::TileId::kNarrowSliced
+                                                        : kernel::TileId::kNarrow;
+  }
+}
+
 // The implicit GEMM's tile, gather and phases for d in a table set.
 template <class Tables>
 inline KernelChoice implicit_gemm_choice(const ConvDesc& d, const PackedWeightsInfo& w) {
@@ -262,6 +285,13 @@ inline KernelChoice implicit_gemm_choice(const ConvDesc& d, const PackedWeightsI
                                                                             c.upsample_phases)
                  : wide_tile_by_rounds<typename Tables::template For<kBf16>>(d, w,
                                                                              c.upsample_phases);
+  // A narrow conv whose K tiles split evenly takes the sliced narrow tile where the table has one.
+  if (c.tile == kernel::TileId::kNarrow && c.vector)
+    c.tile = d.in_dtype == kFp8
+                 ? narrow_tile_by_split<typename Tables::template For<kFp8>>(d, w,
+                                                                             c.upsample_phases)
+                 : narrow_tile_by_split<typename Tables::template For<kBf16>>(d, w,
+                                                                              c.upsample_phases);
   // A grid that leaves each unit one block takes the small-grid tile where the table has one.
   if (c.vector)
     c.tile = d.in_dtype == kFp8
@@ -422,6 +452,10 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
       switch (c.tile) {
         case kernel::TileId::kTiny: return visit_either<typename T::Tiny>(d, c, v);
         case kernel::TileId::kNarrow: return visit_either<typename T::Narrow>(d, c, v);
+        case kernel::TileId::kNarrowSliced:  // narrow_tile_by_split: its kinds, vector gathers
+          if constexpr (!std::is_void_v<typename T::NarrowSliced>)
+            return visit_geometry<typename T::NarrowSliced, true, kSmallGridBuild>(d, c, v);
+          break;
         case kernel::TileId::kWide:
           return visit_either<typename T::Wide, typename T::WideElementwise>(d, c, v);
         case kernel::TileId::kWideFewRounds:  // the round rule gives it to vector gathers only

@@ -31,13 +31,17 @@ namespace vaeconv::kernel {
 // table has one (dispatch.hpp's takes_wide_cout192).
 // kWideSmallGrid: the tile of the grids that give each CU at most one wide block, where a table
 // has one (tile_rounds.hpp's small-grid rule).
+// kNarrowSliced: the narrow tile's sliced-K form (kernel/sliced_k.hpp), where a table has one: the
+// narrow convs of the 16-byte gather whose K tiles split evenly over its groups of warps
+// (api/kernel_plan.hpp).
 enum class TileId : int {
   kWide = 0,
   kNarrow = 1,
   kTiny = 2,
   kWideFewRounds = 3,
   kWideCout192 = 4,
-  kWideSmallGrid = 5
+  kWideSmallGrid = 5,
+  kNarrowSliced = 6
 };
 
 // The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: BN = 32 GEMM columns = 9 taps x
@@ -82,6 +86,13 @@ using WideFewRoundsShape = TwoBufferTileShape<128, 96, 32, 4, 1, 3>;
 // W22). Not measured on AMD hardware.
 using SmallGridShape = SlicedKTileShape<TwoBufferTileShape<128, 96, 16, 2, 1, 4, 2>, 2>;
 using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
+// The narrow convs' sliced-K tile (Cout <= 32 of the 16-byte gather whose K tiles split evenly
+// in three: the encoder's 384 -> 32 conv, whose 108 K tiles of 128 rows on the narrow tile leave
+// each of its 128 blocks' chain exposed): 32 x 32 blocks (four times the blocks) of three groups
+// of one wave, each over a third of the K tiles in two stages, 24 KiB. gfx950 has its own, in six
+// groups (Gfx950NarrowSlicedShape). Faster there at the pessimistic end of the CDNA model
+// (docs/perf-notes.md, W23). Not measured on AMD hardware.
+using NarrowSlicedShape = SlicedKTileShape<TileShape<32, 32, 32, 1, 1, 2>, 3>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 // The fp8 wide tile: the bf16 one's waves, LDS bytes and pipeline, 32 e4m3 deep (32-byte rows),
 // 14 KiB, 4 blocks per CU, on gfx942's one-chunk 32x32x32 atom (arch/cdna.hpp
@@ -93,6 +104,7 @@ using WideShapeFp8 = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
 using WideFewRoundsShapeFp8 = TwoBufferTileShape<128, 96, 64, 4, 1, 3>;
 using SmallGridShapeFp8 = SlicedKTileShape<TwoBufferTileShape<128, 96, 32, 2, 1, 4, 2>, 2>;
 using NarrowShapeFp8 = TileShape<128, 32, 64, 4, 1, 2>;
+using NarrowSlicedShapeFp8 = SlicedKTileShape<TileShape<32, 32, 64, 1, 1, 2>, 3>;
 using TinyShapeFp8 = NarrowShapeFp8;  // no 16-wide fp8 atom on AMD (see arch/cdna.hpp)
 using TapReduceShape = TileShape<128, kTapReduceBN, 32, 4, 1, 2>;
 using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
@@ -140,6 +152,12 @@ using Gfx950SmallGridShapeFp8 = SlicedKTileShape<TwoBufferTileShape<128, 96, 64,
 // 256 x 96 tile (the 96 -> 96 layers): on the Cout % 192 and small-grid rows their own tiles
 // are faster (docs/perf-notes.md, W18, W18b and W21). Not measured on AMD hardware.
 using Gfx950HaloShape = OneBufferTileShape<128, 96, 32, 2, 1, 4>;
+// The gfx950 narrow sliced-K tile: gfx942's 32 x 32 blocks in six groups of one wave (a sixth of
+// the K tiles each: 18 of the 384 -> 32 conv's 108), 48 KiB, which gfx942's LDS would hold once
+// per CU. Faster there at the pessimistic end of the CDNA model (docs/perf-notes.md, W23). Not
+// measured on AMD hardware.
+using Gfx950NarrowSlicedShape = SlicedKTileShape<TileShape<32, 32, 32, 1, 1, 2>, 6>;
+using Gfx950NarrowSlicedShapeFp8 = SlicedKTileShape<TileShape<32, 32, 64, 1, 1, 2>, 6>;
 // No few-rounds partner (tile_rounds.hpp) on gfx950: the one candidate with fewer resident
 // blocks of the same grid, 256 x 96 with 128-byte K tiles in two stages (88 KiB, 1 block per CU),
 // gains the fp8 set 0.7 % and loses the bf16 set 0.8 % at the model's pessimistic end
@@ -326,6 +344,11 @@ struct Tiles<DType::kBF16> {
 #endif
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
+#if defined(VAECONV_BACKEND_HIP)
+  using NarrowSliced = TilePolicy<NarrowSlicedShape, Arch, Arch::AtomBf16>;
+#else
+  using NarrowSliced = void;
+#endif
   using Tiny = TilePolicy<TinyShape, Arch, Arch::AtomBf16Narrow>;
   using TapReduce = TilePolicy<TapReduceShape, Arch, Arch::AtomBf16>;
 #if defined(VAECONV_WIDE_WGMMA)
@@ -365,6 +388,11 @@ struct Tiles<DType::kFP8E4M3> {
 #endif
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
+#if defined(VAECONV_BACKEND_HIP)
+  using NarrowSliced = TilePolicy<NarrowSlicedShapeFp8, Arch, Arch::AtomFp8>;
+#else
+  using NarrowSliced = void;
+#endif
   using Tiny = TilePolicy<TinyShapeFp8, Arch, Arch::AtomFp8Narrow>;
   using TapReduce = TilePolicy<TapReduceShapeFp8, Arch, Arch::AtomFp8>;
 };
@@ -397,6 +425,7 @@ struct Gfx950Tiles<DType::kBF16> : Tiles<DType::kBF16> {
   using WideSmallGrid = TilePolicy<cdna::Gfx950SmallGridShape, Gfx950Arch, Arch::AtomBf16>;
   static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx950;
   static constexpr int kSmallGridBlocksPerUnit = 1;
+  using NarrowSliced = TilePolicy<cdna::Gfx950NarrowSlicedShape, Gfx950Arch, Arch::AtomBf16>;
   static constexpr int kHaloMaxCin = HaloFragmentBf16::kMaxCin;
   static constexpr bool kHaloOnWideTileOnly = true;
   using Halo = HaloPolicy<TilePolicy<cdna::Gfx950HaloShape, Gfx950Arch, Arch::AtomBf16>,
@@ -410,6 +439,7 @@ struct Gfx950Tiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using WideSmallGrid = TilePolicy<cdna::Gfx950SmallGridShapeFp8, Gfx950Arch, Arch::AtomFp8>;
   static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx950;
   static constexpr int kSmallGridBlocksPerUnit = 1;
+  using NarrowSliced = TilePolicy<cdna::Gfx950NarrowSlicedShapeFp8, Gfx950Arch, Arch::AtomFp8>;
 };
 struct ShippedTilesGfx950 {
   template <DType kType>
@@ -441,6 +471,7 @@ struct Gfx942TwinTiles<DType::kBF16> : Tiles<DType::kBF16> {
   using WideSmallGrid = TilePolicy<cdna::SmallGridShape, Arch, Arch::AtomBf16>;
   static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx942;
   static constexpr int kSmallGridBlocksPerUnit = 2;
+  using NarrowSliced = TilePolicy<cdna::NarrowSlicedShape, Arch, Arch::AtomBf16>;
   using TapReduce = TilePolicy<cdna::TapReduceShape, Arch, Arch::AtomBf16>;
 };
 template <>
@@ -453,6 +484,7 @@ struct Gfx942TwinTiles<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using WideSmallGrid = TilePolicy<cdna::SmallGridShapeFp8, Arch, Arch::AtomFp8>;
   static constexpr RoundTarget kSmallGridTarget = kRoundTargetGfx942;
   static constexpr int kSmallGridBlocksPerUnit = 2;
+  using NarrowSliced = TilePolicy<cdna::NarrowSlicedShapeFp8, Arch, Arch::AtomFp8>;
   using TapReduce = TilePolicy<cdna::TapReduceShapeFp8, Arch, Arch::AtomFp8>;
 };
 struct ShippedTilesGfx942Twin {
