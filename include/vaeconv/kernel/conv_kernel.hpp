@@ -76,7 +76,8 @@ struct ConvKernel {
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
     // A sliced block's thread: its group of warps, its place in the group, and the group's LDS
     // buffers, which `smem` points at from here on (the block's LDS lies group_offset before it:
-    // the exchange of partial sums and the epilogue use all of it).
+    // the exchange of partial sums and the epilogue use all of it). `smem` moves rather than a
+    // second pointer beside it, which changed the register allocation of the unsliced kernels.
     // (The group is whole waves: a scalar register on AMD, not a VGPR kept across the K loop.)
     const int slice = kSlices == 1 ? 0 : Arch::wave_uniform(threadIdx.x / Policy::kThreads);
     const int tid = kSlices == 1 ? threadIdx.x : threadIdx.x % Policy::kThreads;
