@@ -151,7 +151,8 @@ bool small_grid_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, const T
     return false;
   const Tile small = gfx950 ? (fp8 ? tile_of<c::Gfx950SmallGridShapeFp8>()
                                    : tile_of<c::Gfx950SmallGridShape>())
-                            : (fp8 ? tile_of<c::SmallGridShapeFp8>() : tile_of<c::SmallGridShape>());
+                            : (fp8 ? tile_of<c::SmallGridShapeFp8>()
+                                   : tile_of<c::SmallGridShape>());
   const int64_t k = p.choice.upsample_phases ? 4 * d.cin : d.gemm_k();  // one launch's K
   if ((k + small.bk - 1) / small.bk % small.slices_k != 0) return false;
   *t = small;
@@ -170,7 +171,8 @@ bool narrow_sliced_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, Tile
     return false;
   const Tile n = gfx950 ? (fp8 ? tile_of<c::Gfx950NarrowSlicedShapeFp8>()
                                : tile_of<c::Gfx950NarrowSlicedShape>())
-                        : (fp8 ? tile_of<c::NarrowSlicedShapeFp8>() : tile_of<c::NarrowSlicedShape>());
+                        : (fp8 ? tile_of<c::NarrowSlicedShapeFp8>()
+                               : tile_of<c::NarrowSlicedShape>());
   const int64_t k = p.choice.upsample_phases ? 4 * d.cin : d.gemm_k();  // one launch's K
   if ((k + n.bk - 1) / n.bk % n.slices_k != 0) return false;
   *t = n;
@@ -212,8 +214,8 @@ bool gfx950_halo_case(TableSet s, const ConvDesc& d) {
     return false;
   const Tile small = tile_of<c::Gfx950SmallGridShape>();
   const bool even = (d.gemm_k() + small.bk - 1) / small.bk % small.slices_k == 0;
-  return !even || !kernel::grid_leaves_one_block_per_unit(
-                      kernel::kRoundTargetGfx950, blocks_on(d, false, tile_of<c::Gfx950WideShape>()));
+  const int64_t wide_blocks = blocks_on(d, false, tile_of<c::Gfx950WideShape>());
+  return !even || !kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950, wide_blocks);
 }
 
 // The plans of d (its dtypes set) under the set and the primary set.

@@ -370,7 +370,8 @@ void check_skip(const ConvDesc& d) {
               ++compared;
             }
           }
-          for (int i = 0; i < 2; ++i) ASSERT_EQ(wb.offset(i), wb_stepped.offset(i)) << "B skip " << n;
+          for (int i = 0; i < 2; ++i)
+            ASSERT_EQ(wb.offset(i), wb_stepped.offset(i)) << "B skip " << n;
           stepped.advance(p);
           wb_stepped.advance();
         }

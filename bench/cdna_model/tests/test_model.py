@@ -317,8 +317,8 @@ class AsmFrontEnd(unittest.TestCase):
         plan_k = {"family": "implicit_gemm", "bm": 128, "bn": 96, "bk": 32, "warps_m": 2,
                   "warps_n": 1, "stages": 4, "lds_stages": 2, "min_blocks": 2,
                   "geometry": [1, 1, 1, 3], "vector": True, "loader": ""}
-        self.assertEqual([k.name for k in cdna_asm.match_plan(ks, dict(plan_k, slices_k=2), "bf16")],
-                         [sliced])
+        found = cdna_asm.match_plan(ks, dict(plan_k, slices_k=2), "bf16")
+        self.assertEqual([k.name for k in found], [sliced])
         self.assertEqual([k.name for k in cdna_asm.match_plan(ks, plan_k, "bf16")], [plain])
         # the block's distinct bytes per K tile: both groups' tiles
         kern = type("K", (), {"loop_counts": cdna_asm.Counts()})()
