@@ -123,6 +123,13 @@ int64_t blocks_on(const ConvDesc& d, bool upsample_phases, const Tile& t) {
          d.out_t();
 }
 
+// Whether conv d's K tiles (one launch's: an upsample conv's phase has 4 Cin) split evenly over
+// tile t's groups of warps (a sliced-K tile's condition: kernel/sliced_k.hpp).
+bool k_tiles_split_evenly(const ConvDesc& d, bool upsample_phases, const Tile& t) {
+  const int64_t k = upsample_phases ? 4 * d.cin : d.gemm_k();
+  return (k + t.bk - 1) / t.bk % t.slices_k == 0;
+}
+
 // Whether a set plans gfx942's tables: its twin (cuda-mma), or AMD's primary set.
 bool plans_gfx942(TableSet s) {
 #if defined(VAECONV_BACKEND_HIP)
@@ -153,8 +160,7 @@ bool small_grid_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, const T
                                    : tile_of<c::Gfx950SmallGridShape>())
                             : (fp8 ? tile_of<c::SmallGridShapeFp8>()
                                    : tile_of<c::SmallGridShape>());
-  const int64_t k = p.choice.upsample_phases ? 4 * d.cin : d.gemm_k();  // one launch's K
-  if ((k + small.bk - 1) / small.bk % small.slices_k != 0) return false;
+  if (!k_tiles_split_evenly(d, p.choice.upsample_phases, small)) return false;
   *t = small;
   return true;
 }
@@ -173,8 +179,7 @@ bool narrow_sliced_tile(TableSet s, const ConvDesc& d, const KernelPlan& p, Tile
                                : tile_of<c::Gfx950NarrowSlicedShape>())
                         : (fp8 ? tile_of<c::NarrowSlicedShapeFp8>()
                                : tile_of<c::NarrowSlicedShape>());
-  const int64_t k = p.choice.upsample_phases ? 4 * d.cin : d.gemm_k();  // one launch's K
-  if ((k + n.bk - 1) / n.bk % n.slices_k != 0) return false;
+  if (!k_tiles_split_evenly(d, p.choice.upsample_phases, n)) return false;
   *t = n;
   return true;
 }
@@ -212,8 +217,7 @@ bool gfx950_halo_case(TableSet s, const ConvDesc& d) {
       kernel::choose_tile(d.cout) != kernel::TileId::kWide ||
       kernel::takes_wide_cout192(d, false))
     return false;
-  const Tile small = tile_of<c::Gfx950SmallGridShape>();
-  const bool even = (d.gemm_k() + small.bk - 1) / small.bk % small.slices_k == 0;
+  const bool even = k_tiles_split_evenly(d, false, tile_of<c::Gfx950SmallGridShape>());
   const int64_t wide_blocks = blocks_on(d, false, tile_of<c::Gfx950WideShape>());
   return !even || !kernel::grid_leaves_one_block_per_unit(kernel::kRoundTargetGfx950, wide_blocks);
 }

@@ -154,6 +154,20 @@ inline int64_t rule_grid_blocks(const ConvDesc& d, const PackedWeightsInfo& w,
   return block_grid<Policy, Tiling>(d, a, upsample_phases ? 0 : -1, &p);
 }
 
+// Whether conv d's K tiles split evenly over a tile's groups of warps (a SlicedKTileShape,
+// kernel/sliced_k.hpp: its groups must run the same trips; true for a tile that is not sliced),
+// from the descriptor and the packed weights' info alone, like rule_grid_blocks.
+template <class Policy>
+inline bool k_tiles_split_evenly(const ConvDesc& d, const PackedWeightsInfo& w,
+                                 bool upsample_phases) {
+  using Kernel = kernel::ConvKernel<Policy, kernel::CausalGeometry, true>;
+  ConvArgs a;
+  a.weights.info = w;
+  kernel::ConvParams p;
+  (void)block_grid<Policy, typename Kernel::Tiling>(d, a, upsample_phases ? 0 : -1, &p);
+  return Kernel::k_tiles_total(p) % Policy::kSlicesK == 0;
+}
+
 // The round rule (kernel/tile_rounds.hpp) of a table T with a few-rounds partner of its wide tile
 // (T::WideFewRounds not void): the partner where the wide tile's grid needs no fewer rounds over
 // the target's CUs (rule_grid_blocks).
@@ -224,17 +238,9 @@ inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsI
       return chosen;
     // A sliced-K small-grid tile takes only the convs whose K tiles split evenly over its
     // groups (kernel/sliced_k.hpp); the others keep the tile they had.
-    using Small = typename T::WideSmallGrid;
-    if constexpr (Small::kSlicesK > 1) {
-      ConvArgs a;
-      a.weights.info = w;
-      kernel::ConvParams p;
-      (void)block_grid<Small, Tiling>(d, a, upsample_phases ? 0 : -1, &p);
-      if (kernel::ConvKernel<Small, kernel::CausalGeometry, true>::k_tiles_total(p) %
-              Small::kSlicesK != 0)
-        return chosen;
-    }
-    return kernel::TileId::kWideSmallGrid;
+    return k_tiles_split_evenly<typename T::WideSmallGrid>(d, w, upsample_phases)
+               ? kernel::TileId::kWideSmallGrid
+               : chosen;
   }
 }
 
@@ -250,14 +256,10 @@ inline kernel::TileId narrow_tile_by_split(const ConvDesc& d, const PackedWeight
     (void)d; (void)w; (void)upsample_phases;
     return kernel::TileId::kNarrow;
   } else {
-    if (!kernel::small_grid_takes_kind(d.kind)) return kernel::TileId::kNarrow;
-    using K = kernel::ConvKernel<Sliced, kernel::CausalGeometry, true>;
-    ConvArgs a;
-    a.weights.info = w;
-    kernel::ConvParams p;
-    (void)block_grid<Sliced, typename K::Tiling>(d, a, upsample_phases ? 0 : -1, &p);
-    return K::k_tiles_total(p) % Sliced::kSlicesK == 0 ? kernel::TileId::kNarrowSliced
-                                                        : kernel::TileId::kNarrow;
+    return kernel::small_grid_takes_kind(d.kind) &&
+                   k_tiles_split_evenly<Sliced>(d, w, upsample_phases)
+               ? kernel::TileId::kNarrowSliced
+               : kernel::TileId::kNarrow;
   }
 }
 
