@@ -364,6 +364,9 @@ for c in cands:
         # not the 256 x 96 wide tile's
         if "sg" in f[6:] and not (target == "gfx950" and k["bm"] == 128):
             continue
+        # the small-grid rule's sliced-K rows (slices_k > 1) stay on their tile unless "sg"
+        if "sg" not in f[6:] and k.get("slices_k", 1) > 1:
+            continue
         fp = p["h"] * p["w"] if k["geometry"][3] == 2 else p["out_h"] * p["out_w"]
         m_old, nt = math.ceil(fp / k["bm"]), math.ceil(p["cout"] / k["bn"])
         frames = k["tiles"] // (m_old * nt)
@@ -371,7 +374,7 @@ for c in cands:
         k["k_tiles"] = math.ceil(k["k_tiles"] * k["bk"] / bk)
         bufs = 2 if "tb" in f[6:] else 1 if "ob" in f[6:] else st
         k.update(bm=bm, bn=bn, bk=bk, warps_m=wm, warps_n=wn, stages=st, lds_stages=bufs,
-                 min_blocks=1, threads=wm * wn * 64,
+                 min_blocks=1, threads=wm * wn * 64, slices_k=1,
                  lds_bytes=bufs * (bm + bn) * bk * (1 if dt == "fp8" else 2),
                  swept=True)  # wide_rows' mark: the row moved to the candidate (any BN)
     results.append((c, show(c, out, dt)))

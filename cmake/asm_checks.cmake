@@ -11,7 +11,9 @@
 #                   barrier before their flush too), those outside loops a multiple of P, and
 #                   some loop has MFMAs;
 #                   P = one wave's MFMA count per K tile, from the tile and atom in the kernel's
-#                   name (asm_expected_mfma below; more after this list);
+#                   name (asm_expected_mfma below; more after this list); the tap-row kernel on
+#                   fragment atoms (tap_row_fragment_conv_kernel: one K tile, no K loop) has
+#                   exactly P MFMAs, all outside loops, P its three K steps' atoms;
 #   mfma-scale      no v_mfma_scale_* (a runtime scale operand: LLVM PR #158117's defect);
 #   mfma-modifiers  no cbsz/blgp/abid on any MFMA (on f8f6f4 they select other formats);
 #   buffer-offen / buffer-soffset / buffer-offset
@@ -135,6 +137,19 @@ function(asm_expected_mfma mangled arch prefix)
         if(NOT rem EQUAL 0 OR per LESS 1)
           set(error "tile ${bm}x${bn}x${bk} w${wm}x${wn} is not whole ${am}x${am}x${ak} atoms")
         endif()
+        if(mangled MATCHES "tap_row_fragment_conv_kernel")
+          # rule mfma-count, tap-row form: no K loop, P MFMAs outside loops = the atom steps
+          # over three 32-byte tap rows (kernel/tap_row_fragment.hpp): K 48 bf16, 96 e4m3,
+          # rounded up to whole atom steps of ak
+          if(kind STREQUAL "bf16")
+            set(rows_k 48)
+          else()
+            set(rows_k 96)
+          endif()
+          math(EXPR tap_k "(${rows_k} + ${ak} - 1) / ${ak} * ${ak}")
+          math(EXPR per "(${bm} / ${wm} / ${am}) * (${bn} / ${wn} / ${am}) * (${tap_k} / ${ik})")
+          set(loopless TRUE)
+        endif()
       endif()
     endif()
   endif()
@@ -144,6 +159,10 @@ function(asm_expected_mfma mangled arch prefix)
   if(mangled MATCHES "OneBufferTileShape")
     set(bars 2)
   endif()
+  if(NOT DEFINED loopless)
+    set(loopless FALSE)
+  endif()
+  set(${prefix}_loopless "${loopless}" PARENT_SCOPE)
   set(${prefix}_barriers "${bars}" PARENT_SCOPE)
   set(${prefix}_want "${want}" PARENT_SCOPE)
   set(${prefix}_trap_only "${trap_only}" PARENT_SCOPE)
@@ -428,6 +447,12 @@ macro(_asm_finish_kernel)
       if(_mf_${h} EQUAL 0)
         continue()
       endif()
+      if(k_loopless)  # its MFMAs outside loops are counted below
+        if(NOT h STREQUAL "none")
+          _asm_problem(mfma-count "${_mf_${h}} MFMAs in loop ${h}: a kernel without a K loop has its ${k_per_tile} outside loops")
+        endif()
+        continue()
+      endif()
       if(h STREQUAL "none")
         math(EXPR rem "${_mf_${h}} % ${k_per_tile}")
         if(NOT rem EQUAL 0)
@@ -443,7 +468,11 @@ macro(_asm_finish_kernel)
         endif()
       endif()
     endforeach()
-    if(loops_with_mfma EQUAL 0)
+    if(k_loopless)
+      if(NOT _mf_none EQUAL k_per_tile)
+        _asm_problem(mfma-count "${_mf_none} MFMAs outside loops: the kernel without a K loop has ${k_per_tile}")
+      endif()
+    elseif(loops_with_mfma EQUAL 0)
       _asm_problem(mfma-count "no K loop with ${k_want} (expected ${k_per_tile} per K tile)")
     endif()
   endif()

@@ -64,6 +64,9 @@ function(short_name mangled out)
   if(mangled MATCHES "halo_fragment_conv_kernel.*HaloTileILi([0-9]+)ELi([0-9]+)E")
     set(kind "causal T = 1, halo")  # kernel/halo_fragment_kernel.hpp
     set(gather "halo ${CMAKE_MATCH_1}x${CMAKE_MATCH_2}")
+  elseif(mangled MATCHES "tap_row_fragment_conv_kernel.*TapRowHaloILi([0-9]+)ELi[0-9]+E")
+    set(kind "causal T = 1, Cin = 3")  # kernel/tap_row_fragment_kernel.hpp
+    set(gather "tap rows ${CMAKE_MATCH_1}x8")
   elseif(mangled MATCHES "tap_reduce_kernel.*HaloPatchILi([0-9]+)ELi([0-9]+)E")
     set(kind "causal, tap-reduce")
     set(gather "halo ${CMAKE_MATCH_1}x${CMAKE_MATCH_2}")

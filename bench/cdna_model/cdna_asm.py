@@ -865,25 +865,71 @@ def prefetch_steps(kern: "Kernel", tiles_per_trip: float) -> List[Optional[float
     return steps
 
 
+def split_at_barriers(blocks: List[Block]) -> List[Block]:
+    """The blocks with each one cut after every s_barrier (the pieces chained by fall-through,
+    the last keeping the block's successors): a kernel without a K loop (the tap-row kernel on
+    fragment atoms) then has its matrix section, from the fill's barrier to the epilogue's, as
+    blocks of its own."""
+    out: List[Block] = []
+    for b in blocks:
+        parts: List[List[Inst]] = [[]]
+        for ins in b.insts:
+            parts[-1].append(ins)
+            if ins.mnemonic == "s_barrier":
+                parts.append([])
+        if len(parts) > 1 and not parts[-1]:
+            parts.pop()
+        for j, insts in enumerate(parts):
+            nb = Block(label=b.label if j == 0 else f"{b.label}.after_barrier{j}", insts=insts,
+                       loop_header=b.loop_header, parent_loop=b.parent_loop)
+            nb.succ = [f"{b.label}.after_barrier{j + 1}"] if j + 1 < len(parts) else list(b.succ)
+            out.append(nb)
+    for i, b in enumerate(out):
+        b.index = i
+    return out
+
+
+def straight_matrix_section(blocks: List[Block]) -> List[int]:
+    """A kernel without a K loop: the blocks from its first MFMA's to its last MFMA's (cut at
+    barriers: split_at_barriers), one K tile of the model; [] when they are not one chain."""
+    mf = [b.index for b in blocks if any(x.mnemonic.startswith("v_mfma") for x in b.insts)]
+    if not mf:
+        return []
+    ids = list(range(min(mf), max(mf) + 1))
+    for i in ids[:-1]:  # one chain: each block falls through to the next alone
+        if blocks[i].succ != [blocks[i + 1].label]:
+            return []
+    return ids
+
+
 def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str, int]) -> Kernel:
     blocks = _parse_body(body, name)
     k = Kernel(name=name, target=target, blocks=blocks, meta=meta)
     loop = find_main_loop(blocks)
-    k.loop_blocks = [blocks[i].label for i in loop]
     k.decoded = decode_name(name)
+    straight = False
+    if not loop and k.decoded.get("family") == "tap_row":
+        # one K tile and no K loop: its matrix section is the model's one trip
+        blocks = k.blocks = split_at_barriers(blocks)
+        loop = straight_matrix_section(blocks)
+        straight = True
+    k.loop_blocks = [blocks[i].label for i in loop]
     if not loop:
         return k
     lc = Counts()
     for i in loop:
         lc.add(count_insts(blocks[i].insts, target))
     k.loop_counts = lc
-    longest = loop_path(blocks, loop)
-    steady = loop_steady_path(blocks, loop)
-    if steady is not None:
-        k.steady_counts = count_insts(steady, target)
-        k.steady_counts.lgkm_gaps = lds_wait_gaps(steady, target)
-        k.longest_counts = count_insts(longest, target)
-        k.longest_counts.lgkm_gaps = lds_wait_gaps(longest, target)
+    if straight:
+        longest = [ins for i in loop for ins in blocks[i].insts]
+    else:
+        longest = loop_path(blocks, loop)
+        steady = loop_steady_path(blocks, loop)
+        if steady is not None:
+            k.steady_counts = count_insts(steady, target)
+            k.steady_counts.lgkm_gaps = lds_wait_gaps(steady, target)
+            k.longest_counts = count_insts(longest, target)
+            k.longest_counts.lgkm_gaps = lds_wait_gaps(longest, target)
     # the union of the loop's blocks: its longest path's waits (the rest charged whole)
     k.loop_counts.lgkm_gaps = lds_wait_gaps(longest, target)
     k.loop_waits, k.loop_mfma, k.loop_barriers = loop_waits(longest)
@@ -989,8 +1035,8 @@ def decode_name(mangled: str) -> Dict[str, object]:
     d: Dict[str, object] = {"family": None}
     if "tap_reduce_kernel" in mangled:
         d["family"] = "tap_reduce"
-    elif "tap_row_conv_kernel" in mangled:
-        d["family"] = "tap_row"
+    elif "tap_row_conv_kernel" in mangled or "tap_row_fragment_conv_kernel" in mangled:
+        d["family"] = "tap_row"  # the wgmma tap-row kernel and the one on fragment atoms
     elif "halo_conv_kernel" in mangled or "halo_fragment_conv_kernel" in mangled:
         d["family"] = "halo"  # the wgmma halo kernel and the one on fragment atoms
     elif "conv_kernel" in mangled:

@@ -237,6 +237,12 @@ def block_tile_bytes(kern, plan_k: dict) -> float:
     fp8 = any("fp8" in n or "f8f6f4" in n for n in lc.mfma)
     a_b = plan_k.get("a_bytes", 1 if fp8 else 2)
     b_b = plan_k.get("b_bytes", 1 if fp8 else 2)
+    if plan_k["family"] == "tap_row":
+        # its one K tile (kernel/tap_row_conv_kernel.hpp's fill): the patch's input rows
+        # (rows + 2) x (8 + 2) pixels of 3 channels, and per B row the 16-byte chunks that hold
+        # its 27 natural columns
+        rows = bm // 8
+        return float((rows + 2) * 10 * 3 * a_b + bn * -(-27 * b_b // 16) * 16)
     # a sliced-K block's groups each fetch their own K tile at once (kernel/sliced_k.hpp): one
     # block K tile of the model is slices_k of theirs
     return float(bm * k_step * a_b + bn * k_step * b_b) * plan_k.get("slices_k", 1)

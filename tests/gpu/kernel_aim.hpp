@@ -10,10 +10,11 @@
 
 namespace vaeconv::test {
 
-// What which_kernel must report for a case on this build. The halo and tap-row kernels exist
-// where the wide tile is the wgmma atom (VAECONV_NVIDIA_WGMMA, sm_90a); the bf16 halo kernel also
-// on the NVIDIA mma.sync build (the halo kernel on fragment atoms, kernel::kHaloFragmentKernel);
-// elsewhere their cases run the implicit GEMM, and that is asserted instead. (These are the
+// What which_kernel must report for a case on this build. The halo kernel exists where the wide
+// tile is the wgmma atom (VAECONV_NVIDIA_WGMMA, sm_90a) and, bf16, on the NVIDIA mma.sync build
+// (the halo kernel on fragment atoms, kernel::kHaloFragmentKernel); elsewhere its cases run the
+// implicit GEMM, and that is asserted instead. The tap-row kernel exists on every GPU build (the
+// wgmma one on sm_90a, the one on fragment atoms elsewhere: kernel::kTapRowKernel). (These are the
 // primary set's plans, which which_kernel(d) reports; gfx950's set, whose bf16 halo kernel takes
 // the 96-wide tile's convs, is asserted by test_amd_tables_gpu.cpp.)
 struct Aim {
@@ -27,15 +28,15 @@ inline Aim aim_upsample_phases(bool vector) { return {"implicit_gemm", vector ? 
 inline Aim aim_tap_reduce() { return {"tap_reduce"}; }
 #if defined(VAECONV_NVIDIA_WGMMA)
 inline Aim aim_halo(DType = DType::kBF16) { return {"halo"}; }
-inline Aim aim_tap_row() { return {"tap_row"}; }
 #else
 // Its Cin fill 16-byte chunks: the implicit GEMM's 16-byte gather where the halo kernel is not built.
 inline Aim aim_halo(DType dtype = DType::kBF16) {
   if (kernel::kHaloFragmentKernel && dtype == DType::kBF16) return {"halo"};
   return aim_implicit_gemm(true);
 }
-inline Aim aim_tap_row() { return aim_elementwise(); }  // Cin = 3
 #endif
+static_assert(kernel::kTapRowKernel, "the GPU suite's builds have the tap-row kernel");
+inline Aim aim_tap_row() { return {"tap_row"}; }
 
 // Asserts that which_kernel picks the kernel `aim` names for d (host code: runs without a GPU).
 inline void expect_kernel(const ConvDesc& d, const Aim& aim) {

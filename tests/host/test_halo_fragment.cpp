@@ -11,7 +11,8 @@
 // NVIDIA: the row addresses of an emulated ldmatrix.x4 — and the emulated instruction(s) run:
 // gfx950 one MFMA 32x32x16 bf16, gfx942 two 32x32x8 on the chunk halves, NVIDIA two m16n8k16.
 // Every accumulator must equal the conv sum at its (c_row, c_col). Negative controls: a lane
-// address that ignores the tap, one that ignores the lane's chunk, a wrong row pitch.
+// address that ignores the tap, one that ignores the lane's chunk, a wrong row pitch. The atoms
+// run through tests/emu/fragment_atoms.hpp.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "emu/fragment_atoms.hpp"
 #include "emu/matrix_emulator.hpp"
 #include "lds/bank_model.hpp"
 #include "vaeconv/arch/fragment_layouts.hpp"
@@ -34,67 +36,9 @@ namespace lay = vaeconv::layout;
 using vaeconv::kernel::HaloFragment;
 using Halo = vaeconv::kernel::HaloTile<16, 8, 96, 2>;  // the fragment halo of tile_table.hpp
 
-enum class Target { kGfx950, kGfx942, kNvidia };
+using Target = emu::FragTarget;
 enum class Break { kNothing, kIgnoreTap, kIgnoreLaneChunk, kRowPitch };
-
-const char* target_name(Target t) {
-  return t == Target::kGfx950 ? "gfx950" : t == Target::kGfx942 ? "gfx942" : "nvidia";
-}
-
-using Bits8 = emu::Frag<std::uint16_t, 8>;
-
-std::uint16_t read_b16(const std::vector<std::uint8_t>& s, std::size_t at) {
-  if (at + 2 > s.size()) throw std::out_of_range("halo read past the LDS");
-  return std::uint16_t(s[at] | (s[at + 1] << 8));
-}
-
-// Lane l's 8 bf16 at byte address addr[l] (AMD: one ds_read_b128; NVIDIA: ldmatrix.x4 rows).
-template <class L>
-Bits8 fetch(Target t, const std::vector<std::uint8_t>& s, const std::vector<std::uint32_t>& addr) {
-  if (t == Target::kNvidia) {
-    std::array<std::uint32_t, 32> a{};
-    for (int l = 0; l < 32; ++l) a[std::size_t(l)] = addr[std::size_t(l)];
-    return emu::split_b16<4>(emu::ldmatrix_x4(s, a));
-  }
-  Bits8 f(L::kLanes);
-  for (int l = 0; l < L::kLanes; ++l)
-    for (int e = 0; e < 8; ++e)
-      f.lanes[std::size_t(l)][std::size_t(e)] = read_b16(s, addr[std::size_t(l)] + 2 * std::size_t(e));
-  return f;
-}
-
-// The atom on the emulated hardware, C += A B (as test_atoms_emulated.cpp runs the library atoms).
-template <class L>
-void run_atom(Target t, const Bits8& abits, const Bits8& bbits, emu::FragF<L::kCElems>& c) {
-  const emu::FragF<8> a = emu::bf16_frag_to_float(abits), b = emu::bf16_frag_to_float(bbits);
-  if constexpr (L::kLanes == 32) {
-    for (int h = 0; h < 2; ++h) {
-      emu::FragF<4> bh(32), ch(32);
-      for (std::size_t l = 0; l < 32; ++l)
-        for (std::size_t i = 0; i < 4; ++i) {
-          bh.lanes[l][i] = b.lanes[l][4 * std::size_t(h) + i];
-          ch.lanes[l][i] = c.lanes[l][4 * std::size_t(h) + i];
-        }
-      const emu::FragF<4> d = emu::mma_m16n8k16_bf16_f32(a, bh, ch);
-      for (std::size_t l = 0; l < 32; ++l)
-        for (std::size_t i = 0; i < 4; ++i) c.lanes[l][4 * std::size_t(h) + i] = d.lanes[l][i];
-    }
-  } else if (t == Target::kGfx950) {
-    if constexpr (L::kM == 32) c = emu::mfma_f32_32x32x16_bf16(a, b, c);
-    else c = emu::mfma_f32_16x16x32_bf16(a, b, c);
-  } else {
-    for (int h = 0; h < 2; ++h) {
-      emu::FragF<4> ah(64), bh(64);
-      for (std::size_t l = 0; l < 64; ++l)
-        for (std::size_t i = 0; i < 4; ++i) {
-          ah.lanes[l][i] = a.lanes[l][4 * std::size_t(h) + i];
-          bh.lanes[l][i] = b.lanes[l][4 * std::size_t(h) + i];
-        }
-      if constexpr (L::kM == 32) c = emu::mfma_f32_32x32x8_bf16(ah, bh, c);
-      else c = emu::mfma_f32_16x16x16_bf16(ah, bh, c);
-    }
-  }
-}
+const char* target_name(Target t) { return emu::frag_target_name(t); }
 
 // A frame of h x w pixels and cin channels, the patch at (oh0, ow0), 96 output channels. Returns
 // the number of wrong accumulator registers over the whole patch x 96 tile (-1: a read left the
@@ -146,7 +90,9 @@ int run_tile(Target t, int h, int w, int cin, int oh0, int ow0, Break brk, unsig
                                                        8 * L::b_lds_chunk(l)) * 2);
         }
         try {
-          run_atom<L>(t, fetch<L>(t, s, aa), fetch<L>(t, s, ba), c);
+          c = emu::run_lds_atom<L>(
+              t, s, [&](int l, int) { return aa[std::size_t(l)]; },
+              [&](int l, int) { return ba[std::size_t(l)]; }, c);
         } catch (const std::out_of_range&) {
           return -1;
         }

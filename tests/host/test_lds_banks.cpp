@@ -144,11 +144,18 @@ const Expected kExpected[] = {
     {"wide_bf16", "mfma_a_read", "mainloop", 1, 2},
     {"wide_bf16", "mfma_b_read", "mainloop", 1, 2},
     {"wide_bf16", "stage_write", "mainloop", 1, 1},
-    // (no packed epilogue: the 14 KiB pipeline of the two-buffer wide tile does not hold it)
+    // (no packed epilogue: the 14 KiB pipeline of the one-buffer wide tile does not hold it)
     {"wide_bf16", "epilogue_write", "epilogue_fp32", 1, 1},
-    // The two-buffer wide tiles stage 96-column slabs in row groups of 32 (rows of 100 floats):
+    // The 14 KiB wide tiles stage 96-column slabs in row groups of 32 (rows of 100 floats):
     // the store's 16-byte reads meet 4/3-way conflicts on gfx942 (32-column slabs had none).
     {"wide_bf16", "epilogue_read", "epilogue_fp32", 4.0 / 3, 2},
+    // gfx942's small-grid tile: per group the 16-deep two-buffer tile (32-byte rows, 14 KiB),
+    // the wide tile's rows before W24.
+    {"small_grid_bf16", "mfma_a_read", "mainloop", 1, 2},
+    {"small_grid_bf16", "mfma_b_read", "mainloop", 1, 2},
+    {"small_grid_bf16", "stage_write", "mainloop", 1, 1},
+    {"small_grid_bf16", "epilogue_write", "epilogue_fp32", 1, 1},
+    {"small_grid_bf16", "epilogue_read", "epilogue_fp32", 4.0 / 3, 2},
     {"wide_elementwise_bf16", "mfma_a_read", "mainloop", 1, 2},
     {"wide_elementwise_bf16", "mfma_b_read", "mainloop", 1, 2},
     {"wide_elementwise_bf16", "stage_write", "mainloop", 1, 1},
@@ -297,16 +304,28 @@ TEST(LdsBankShipped, Gfx942MainLoopIsConflictFree) {
 
 // The accesses are the library's: the mainloop rows count the instructions block_gemm.hpp issues.
 TEST(LdsBankShipped, InstructionCountsFollowThePolicies) {
+  int seen = 0;
   for (const AccessSet& s : shipped_cdna_accesses()) {
-    if (s.layout != "wide_bf16" || s.path != "mainloop") continue;
+    if (s.path != "mainloop") continue;
     const double n = cost_of(Target::kGfx942, s).instrs_per_wave;
-    // BK 16 (32-byte rows), two waves of 64 x 96: mfma_a_read: kAtomsK (1) x kAtomsM (2);
-    // mfma_b_read: kAtomsK (1) x kAtomsN (3); stage_write: 2 A rows per thread (64 per pass), and
-    // B's 96 rows in two passes, every wave writing both (rows 96-127 into the B buffer's
-    // padding: TilePolicy::kLdsRowsB).
-    const double want = s.access == "mfma_a_read" ? 2.0 : s.access == "mfma_b_read" ? 3.0 : 4.0;
-    EXPECT_EQ(n, want) << s.access;
+    if (s.layout == "wide_bf16") {
+      // BK 32 (64-byte rows), two waves of 64 x 96: mfma_a_read: kAtomsK (2) x kAtomsM (2);
+      // mfma_b_read: kAtomsK (2) x kAtomsN (3); stage_write: 4 A rows per thread (32 per pass),
+      // and B's 96 rows in three whole passes.
+      const double want = s.access == "mfma_a_read" ? 4.0 : s.access == "mfma_b_read" ? 6.0 : 7.0;
+      EXPECT_EQ(n, want) << s.layout << " " << s.access;
+      ++seen;
+    } else if (s.layout == "small_grid_bf16") {
+      // BK 16 (32-byte rows), per group two waves of 64 x 96: mfma_a_read: kAtomsK (1) x
+      // kAtomsM (2); mfma_b_read: kAtomsK (1) x kAtomsN (3); stage_write: 2 A rows per thread (64
+      // per pass), and B's 96 rows in two passes, every wave writing both (rows 96-127 into the B
+      // buffer's padding: TilePolicy::kLdsRowsB).
+      const double want = s.access == "mfma_a_read" ? 2.0 : s.access == "mfma_b_read" ? 3.0 : 4.0;
+      EXPECT_EQ(n, want) << s.layout << " " << s.access;
+      ++seen;
+    }
   }
+  EXPECT_EQ(seen, 6);
 }
 
 // Every staged row a thread writes (BlockGemm::flush_a / flush_b) lands inside its own stage's A
@@ -346,7 +365,8 @@ TEST(LdsBankShipped, StageWritesStayInsideTheirBuffers) {
   using Fp8K32 = layout::Mfma32x32x32Fp8;
   // BN 96 in passes of 64 rows: the second pass writes rows 96-127 into the padding (one chunk
   // per thread of its upper half: 32 rows x chunks per row).
-  EXPECT_EQ((expect_stage_writes_inside<WideShape, Bf16>()), 32 * 2);
+  EXPECT_EQ((expect_stage_writes_inside<SmallGridShape, Bf16>()), 32 * 2);
+  EXPECT_EQ((expect_stage_writes_inside<WideShape, Bf16>()), 0);  // passes of 32 rows: whole
   EXPECT_EQ((expect_stage_writes_inside<Gfx950WideShape, Bf16>()), 32 * 4);
   EXPECT_EQ((expect_stage_writes_inside<Gfx950WideShapeFp8, Fp8>()), 32 * 4);
   EXPECT_EQ((expect_stage_writes_inside<WideShapeFp8, Fp8K32>()), 32 * 2);

@@ -175,7 +175,7 @@ TEST(TapRowHalo, DispatchTakesOnlyCin3CausalFrames) {
   using vaeconv::ConvDesc;
   using vaeconv::DType;
   using vaeconv::kernel::use_tap_row_kernel;
-  const bool built = vaeconv::kernel::kHaloKernel;
+  const bool built = vaeconv::kernel::kTapRowKernel;  // GPU builds: wgmma or fragment atoms
   EXPECT_EQ(use_tap_row_kernel(ConvDesc::causal3x3x3(1, 1, 1024, 1024, 3, 96)), built);
   EXPECT_EQ(use_tap_row_kernel(ConvDesc::causal3x3x3(2, 1, 37, 53, 3, 192)), built);
   EXPECT_FALSE(use_tap_row_kernel(ConvDesc::causal3x3x3(1, 3, 64, 64, 3, 96)));  // T > 1

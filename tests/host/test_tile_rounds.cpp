@@ -29,10 +29,13 @@ bool wide_on_gfx942(int64_t blocks) {
 }
 
 TEST(TileRounds, Gfx942WideTilesResidency) {
-  // Two LDS buffers of 128 A rows and 128 B rows (BN 96 padded to two whole copy passes):
-  EXPECT_EQ(kWideLds, 16384);  // 128 x 96 x 16 bf16 (three tiles ahead)
-  EXPECT_EQ(kFewLds, 32768);   // 128 x 96 x 32 (two tiles ahead)
-  EXPECT_EQ(kernel::staged_lds_rows_b<cdna::WideShape>(2), 128);
+  // One buffer of 128 A rows and 96 B rows, 64 bytes each (two waves copy 32 rows a pass: B's
+  // 96 rows are three whole passes), two tiles ahead in registers:
+  EXPECT_EQ(kWideLds, 14336);
+  // Two buffers of 128 A rows and 128 B rows (four waves copy 64 rows a pass: BN 96 padded to
+  // two whole passes), two tiles ahead:
+  EXPECT_EQ(kFewLds, 32768);
+  EXPECT_EQ(kernel::staged_lds_rows_b<cdna::WideShape>(2), 96);
   // A B tile narrower than one pass keeps its rows: 128 x 32 x 32, four waves (64 rows a pass).
   EXPECT_EQ((kernel::staged_lds_rows_b<kernel::TileShape<128, 32, 32, 4, 1, 2>>(2)), 32);
   EXPECT_EQ(resident_blocks(kRoundTargetGfx942, kWideLds), 4);
@@ -91,10 +94,13 @@ TEST(TileRounds, Gfx942SeedShapes) {
   EXPECT_EQ(few, 4);
 }
 
-// gfx942's fp8 pair (128x96x32 s4 on the 32x32x32 atom, 128x96x64 s3; two LDS buffers each) has the bf16 pair's LDS
-// bytes and block shape, so the rule gives every grid the same choice as above.
+// gfx942's fp8 pair (128x96x32 s4 on the 32x32x32 atom, 128x96x64 s3; two LDS buffers each) has
+// the bf16 pair's residency and block shape, so the rule gives every grid the same choice as above.
 TEST(TileRounds, Gfx942Fp8PairHasTheBf16PairsResidency) {
-  EXPECT_EQ(kernel::pipeline_lds_bytes<cdna::WideShapeFp8>(1), kWideLds);
+  const int wide_fp8 = kernel::pipeline_lds_bytes<cdna::WideShapeFp8>(1);
+  EXPECT_EQ(wide_fp8, 16384);  // 32-byte rows: B's 96 rows padded to two passes of 64, two buffers
+  EXPECT_EQ(resident_blocks(kRoundTargetGfx942, wide_fp8),
+            resident_blocks(kRoundTargetGfx942, kWideLds));
   EXPECT_EQ(kernel::pipeline_lds_bytes<cdna::WideFewRoundsShapeFp8>(1), kFewLds);
   static_assert(cdna::WideShapeFp8::BM == cdna::WideShape::BM && cdna::WideShapeFp8::BN == cdna::WideShape::BN &&
                     cdna::WideFewRoundsShapeFp8::BM == cdna::WideShape::BM &&

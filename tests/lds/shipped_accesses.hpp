@@ -344,6 +344,7 @@ inline std::vector<AccessSet> shipped_cdna_accesses() {
   using Fp8K32 = layout::Mfma32x32x32Fp8;  // gfx942's fp8 wide tile (AtomFp8K32)
   std::vector<AccessSet> out;
   detail::conv_tile<WideShape, Bf16>("wide_bf16", out);
+  detail::conv_tile<SmallGridShape, Bf16>("small_grid_bf16", out);
   detail::conv_tile<WideElementwiseShape, Bf16>("wide_elementwise_bf16", out);
   detail::conv_tile<NarrowShape, Bf16>("narrow_bf16", out);
   detail::conv_tile<TinyShape, Bf16Narrow>("tiny_bf16", out);

@@ -20,6 +20,7 @@
 #include "vaeconv/kernel/halo_fragment_kernel.hpp"
 #include "vaeconv/kernel/tap_reduce_kernel.hpp"
 #include "vaeconv/kernel/tap_row_conv_kernel.hpp"
+#include "vaeconv/kernel/tap_row_fragment_kernel.hpp"
 #include "vaeconv/kernel/tile_rounds.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 
@@ -428,6 +429,12 @@ struct HasHalo : std::false_type {};
 template <class T>
 struct HasHalo<T, std::void_t<typename T::Halo>> : std::true_type {};
 
+// Whether a table has a tap-row kernel (its TapRow policy): every GPU build's.
+template <class T, class = void>
+struct HasTapRow : std::false_type {};
+template <class T>
+struct HasTapRow<T, std::void_t<typename T::TapRow>> : std::true_type {};
+
 template <class Tables, DType kType, class V>
 inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
   using T = typename Tables::template For<kType>;
@@ -447,8 +454,13 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
         return v.template run<kernel::HaloFragmentConvKernel<typename T::Halo>>(-1);
       break;
     case F::kTapRow:
-      if constexpr (kernel::kHaloKernel)
-        return v.template run<kernel::TapRowConvKernel<typename T::TapRow>>(-1);
+      if constexpr (HasTapRow<T>::value) {
+        using Policy = typename T::TapRow;
+        if constexpr (Policy::kAtomReadsLds)
+          return v.template run<kernel::TapRowConvKernel<Policy>>(-1);
+        else
+          return v.template run<kernel::TapRowFragmentConvKernel<Policy>>(-1);
+      }
       break;
     case F::kImplicitGemm:
       switch (c.tile) {

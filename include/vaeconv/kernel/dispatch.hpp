@@ -79,9 +79,13 @@ struct HaloFamilyOf {
   }
 };
 
-// The tap-row kernel (tap_row_conv_kernel.hpp, the wgmma atom): the causal T = 1 convs with
-// Cin = 3 (the tap-row halo's kCin) of the wide tile.
-static_assert(TapRowBf16::kCin == TapRowFp8::kCin, "one Cin for both operand types");
+// The tap-row kernel (tap_row_conv_kernel.hpp: the wgmma atom; tap_row_fragment_kernel.hpp:
+// MFMA and mma.sync): the causal T = 1 convs with Cin = 3 (the tap-row halo's kCin) of the wide
+// tile.
+static_assert(TapRowBf16::kCin == TapRowFp8::kCin &&
+                  cdna::TapRowFragmentHaloBf16::kCin == TapRowBf16::kCin &&
+                  cdna::TapRowFragmentHaloFp8::kCin == TapRowBf16::kCin,
+              "one Cin for both operand types and every build");
 struct TapRowFamily {
   static constexpr FamilyId kId = FamilyId::kTapRow;
   static constexpr const char* name() { return "tap_row"; }
@@ -108,16 +112,25 @@ template <class... Families>
 struct CandidateList {};
 
 // The candidate lists, first match wins. Where the wide tile is the wgmma atom (NVIDIA sm_90a)
-// the halo and tap-row kernels are built and come before the implicit GEMM. Elsewhere the bf16
-// list has the halo kernel on fragment atoms (halo_fragment_kernel.hpp) in the table sets that
-// build it (NVIDIA mma.sync's own set; gfx950's, on AMD and as its portable twin); for fp8 there
-// the list is the tap-reduce kernel and the implicit GEMM. kHaloMaxCin: the halo family's cap
-// (the table's kHaloMaxCin; 0 where the set has no halo kernel, e.g. gfx942's).
+// the halo and tap-row kernels are built and come before the implicit GEMM. On the other GPU
+// builds (AMD; NVIDIA mma.sync) the tap-row kernel on fragment atoms (tap_row_fragment_kernel.hpp)
+// is in both lists, and the bf16 list has the halo kernel on fragment atoms
+// (halo_fragment_kernel.hpp) in the table sets that build it (NVIDIA mma.sync's own set;
+// gfx950's, on AMD and as its portable twin). kHaloMaxCin: the halo family's cap (the table's
+// kHaloMaxCin; 0 where the set has no halo kernel, e.g. gfx942's). A build without a GPU
+// compiler (host tools) plans with the tap-reduce kernel and the implicit GEMM.
+#if defined(VAECONV_BACKEND_CUDA) || defined(VAECONV_BACKEND_HIP)
+constexpr bool kTapRowKernel = true;  // the lists below hold TapRowFamily
+#else
+constexpr bool kTapRowKernel = false;
+#endif
 template <DType kType, int kHaloMaxCin>
 struct Candidates {
 #if defined(VAECONV_WIDE_WGMMA)
   using List =
       CandidateList<TapReduceFamily, HaloFamilyOf<kHaloMaxCin>, TapRowFamily, ImplicitGemmFamily>;
+#elif defined(VAECONV_BACKEND_CUDA) || defined(VAECONV_BACKEND_HIP)
+  using List = CandidateList<TapReduceFamily, TapRowFamily, ImplicitGemmFamily>;
 #else
   using List = CandidateList<TapReduceFamily, ImplicitGemmFamily>;
 #endif
@@ -125,7 +138,8 @@ struct Candidates {
 #if !defined(VAECONV_WIDE_WGMMA) && (defined(VAECONV_BACKEND_CUDA) || defined(VAECONV_BACKEND_HIP))
 template <int kHaloMaxCin>
 struct Candidates<DType::kBF16, kHaloMaxCin> {
-  using List = CandidateList<TapReduceFamily, HaloFamilyOf<kHaloMaxCin>, ImplicitGemmFamily>;
+  using List = CandidateList<TapReduceFamily, HaloFamilyOf<kHaloMaxCin>, TapRowFamily,
+                             ImplicitGemmFamily>;
 };
 #endif
 

@@ -1,11 +1,14 @@
 // vaeconv/kernel/tap_row_conv_kernel.hpp — the causal T = 1 conv of a Cin = 3 layer, from a halo of
 // tap rows (tap_row_halo.hpp).
 //
-//   Policy    HaloPolicy: a 256 x 96 tile of two warpgroups on the wgmma atom (tile_table.hpp:
-//             TapRowShape, TapRowShapeFp8); LDS [halo][B = stage 0 of the policy's layout]
+//   Policy    HaloPolicy: a tile shape and the architecture's atom (tile_table.hpp: TapRowShape,
+//             TapRowShapeFp8 on wgmma; cdna::TapRowFragmentShape, ...Fp8 on MFMA and mma.sync);
+//             LDS [halo][B = stage 0 of the policy's layout]
 //   Halo      TapRowHalo: the patch (kRows x 8 output pixels = BM) and its (kRows + 2) x 8 tap rows
 //   Math      three K steps, kh = 0, 1, 2: A = halo rows r + kh, B = the weights of kernel row kh
 //   Epilogue  the shared epilogue (epilogue.hpp), rows mapped through the patch (PatchRows)
+// TapRowKernel below is that skeleton for both atom kinds; this file has the wgmma math
+// (TapRowLdsMath), tap_row_fragment_kernel.hpp the fragment atoms' (MFMA, mma.sync).
 //
 // Why its own kernel: the implicit GEMM gathers A element by element when Cin is not a multiple of
 // 8 (a 16-byte chunk then straddles taps), and for the VAE's first layer that gather was most of
@@ -18,8 +21,7 @@
 // order: the 9 elements of kernel row kh sit 18 bytes apart, too unaligned for 16-byte copies
 // into LDS; the element loads this replaced were slower: docs/perf-notes.md). One
 // tile per block: block i is patch (i / n_tiles) % patches of frame i / (patches * n_tiles),
-// Cout tile i % n_tiles (tile_coord). Built where the halo kernel is (kHaloKernel: the atom must
-// read LDS itself, wgmma); TapRowFamily (dispatch.hpp) says which convs.
+// Cout tile i % n_tiles (tile_coord). TapRowFamily (dispatch.hpp) says which convs.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -47,8 +49,13 @@ struct ChunkWords {
   }
 };
 
-template <class Policy>
-struct TapRowConvKernel {
+// The tap-row kernels' skeleton, one for either atom kind: the patch tiling (tile_coord), the
+// fill of both operands (below), then Math's three K steps — Math::publish() before the fill's
+// barrier, Math::compute(acc, wm0, wn0, halo, lb, warp, lane) after it — and the shared epilogue
+// over the patch's rows. TapRowConvKernel (below: wgmma) and TapRowFragmentConvKernel
+// (tap_row_fragment_kernel.hpp: MFMA, mma.sync) are this skeleton with their math.
+template <class Policy, class Math>
+struct TapRowKernel {
   using Halo = typename Policy::Halo;
   using Gemm = BlockGemm<Policy>;
   using Arch = typename Policy::ArchT;
@@ -57,9 +64,10 @@ struct TapRowConvKernel {
   using FragC = typename Gemm::FragC;
   static constexpr int kElemBytes = Policy::kElemBytes;
   using Elem = typename std::conditional<kElemBytes == 2, uint16_t, uint8_t>::type;
-  static_assert(Policy::kAtomReadsLds, "built for the wgmma atom (see the header)");
-  static_assert(Atom::kK == Halo::kStepElems, "a tap row is one K step");
-  static_assert(Policy::BK >= Halo::kK, "the three K steps are one K tile");
+  static_assert(Policy::BK >= Halo::kK, "the three tap rows are one K tile");
+  static_assert(Math::kBChunks >= Halo::kSteps * Halo::kChunks &&
+                    Math::kBChunks <= Policy::BK / Policy::kChunkElems,
+                "the math reads the tap rows' B chunks, within one B row of the tile");
   static_assert(Atom::kM % Halo::kCols == 0 && Policy::WTM % Halo::kCols == 0,
                 "atoms start on patch rows");
   static constexpr int kSmemBytes = EpilogueShape<Policy>::kKernelBytes;
@@ -79,32 +87,12 @@ struct TapRowConvKernel {
     char* lb = smem + Policy::kHaloBytes;  // B: stage 0 of the policy's layout
 
     fill(p, b, halo, lb);
-    Atom::publish_lds();  // the generic stores above, visible to the tensor cores after the barrier
+    Math::publish();
     __syncthreads();
 
-    const int uwarp = Arch::wave_uniform(warp);
-    const int wm0 = (uwarp % Policy::kWarpsM) * Policy::WTM;
-    const int wn0 = (uwarp / Policy::kWarpsM) * Policy::WTN;
-    const uint64_t da0 = Atom::descriptor_unswizzled(
-        Arch::smem_u32(halo) + uint32_t(Halo::a_offset(wm0, 0)), Halo::kChunkStride,
-        Halo::kRowStride);
-    const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(Arch::smem_u32(lb) +
-                                                                   Tile::offset(wn0, 0));
     FragC acc[Policy::kAtomsM][Policy::kAtomsN];
-    // K step 0 overwrites the accumulators (first_scale 0): they need no zeroing, only a defined
-    // value for the asm operands.
-    Gemm::zero(acc);
-    Gemm::template lds_batch<Halo::kSteps>(
-        acc,
-        [&](int i, int kh) VAECONV_FORCE_INLINE_LAMBDA {
-          return da0 + uint32_t(Halo::a_offset(i * Atom::kM, kh)) / 16;
-        },
-        [&](int j, int kh) VAECONV_FORCE_INLINE_LAMBDA {
-          return db + Gemm::block_offset16(j * Atom::kN, kh);
-        },
-        0, [](int) VAECONV_FORCE_INLINE_LAMBDA {});
-    Atom::template wait_batches<0>();
-    Gemm::fence_all(acc);
+    int wm0, wn0;
+    Math::compute(acc, wm0, wn0, halo, lb, warp, lane);
     __syncthreads();  // the epilogue stages in the halo's and B's LDS
 
     Epilogue<Policy>::run(p, b, PatchRows<Halo::kCols>{b.oh0, b.ow0, p.ho, p.wo}, acc, wm0, wn0,
@@ -192,6 +180,11 @@ VAECONV_UNROLL
           return Tile::offset(tid, kh * Halo::kChunks + j);
         });
       }
+      // Chunks the math reads past the three tap rows (an atom of two tap rows): zeros, since
+      // LDS holds anything there and a NaN byte times a zero A is NaN.
+VAECONV_UNROLL
+      for (int j = Halo::kSteps * Halo::kChunks; j < Math::kBChunks; ++j)
+        Arch::template store_lds<kElemBytes>(lb + Tile::offset(tid, j), make_uint4(0, 0, 0, 0));
     }
   }
 
@@ -210,15 +203,75 @@ VAECONV_UNROLL
   }
 };
 
+// The math of the wgmma tap-row kernel: the descriptors built in uniform registers (the warp
+// index made wave-uniform), the three K steps one batch of the atom reading both operands from
+// LDS.
+template <class Policy>
+struct TapRowLdsMath {
+  using Halo = typename Policy::Halo;
+  using Gemm = BlockGemm<Policy>;
+  using Arch = typename Policy::ArchT;
+  using Atom = typename Policy::AtomT;
+  using Tile = typename Gemm::Tile;
+  using FragC = typename Gemm::FragC;
+  static_assert(Policy::kAtomReadsLds, "built for the wgmma atom (see the header)");
+  static_assert(Atom::kK == Halo::kStepElems, "a tap row is one K step");
+  static constexpr int kBChunks = Halo::kSteps * Halo::kChunks;  // B chunks the steps read
+
+  // The fill's generic stores, visible to the tensor cores after the barrier.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void publish() { Atom::publish_lds(); }
+
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void compute(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], int& wm0, int& wn0, char* halo, char* lb,
+      int warp, int /*lane*/) {
+    const int uwarp = Arch::wave_uniform(warp);
+    wm0 = (uwarp % Policy::kWarpsM) * Policy::WTM;
+    wn0 = (uwarp / Policy::kWarpsM) * Policy::WTN;
+    const uint64_t da0 = Atom::descriptor_unswizzled(
+        Arch::smem_u32(halo) + uint32_t(Halo::a_offset(wm0, 0)), Halo::kChunkStride,
+        Halo::kRowStride);
+    const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(Arch::smem_u32(lb) +
+                                                                   Tile::offset(wn0, 0));
+    // K step 0 overwrites the accumulators (first_scale 0): they need no zeroing, only a defined
+    // value for the asm operands.
+    Gemm::zero(acc);
+    Gemm::template lds_batch<Halo::kSteps>(
+        acc,
+        [&](int i, int kh) VAECONV_FORCE_INLINE_LAMBDA {
+          return da0 + uint32_t(Halo::a_offset(i * Atom::kM, kh)) / 16;
+        },
+        [&](int j, int kh) VAECONV_FORCE_INLINE_LAMBDA {
+          return db + Gemm::block_offset16(j * Atom::kN, kh);
+        },
+        0, [](int) VAECONV_FORCE_INLINE_LAMBDA {});
+    Atom::template wait_batches<0>();
+    Gemm::fence_all(acc);
+  }
+};
+
+template <class Policy>
+struct TapRowFragmentMath;  // tap_row_fragment_kernel.hpp
+
+template <class Policy>
+using TapRowConvKernel = TapRowKernel<Policy, TapRowLdsMath<Policy>>;
+
+// The kernel functions: one per atom kind, named for it (the resource report, the assembly rules
+// and the CDNA model read the names).
 template <class Policy>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
     tap_row_conv_kernel(ConvParams p) {
   run_with_lds<TapRowConvKernel<Policy>, typename Policy::ArchT>(p);
 }
-
 template <class Policy>
-constexpr auto kernel_entry(const TapRowConvKernel<Policy>*) {
-  return &tap_row_conv_kernel<Policy>;
+__global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocks)
+    tap_row_fragment_conv_kernel(ConvParams p) {
+  run_with_lds<TapRowKernel<Policy, TapRowFragmentMath<Policy>>, typename Policy::ArchT>(p);
+}
+
+template <class Policy, class Math>
+constexpr auto kernel_entry(const TapRowKernel<Policy, Math>*) {
+  if constexpr (Policy::kAtomReadsLds) return &tap_row_conv_kernel<Policy>;
+  else return &tap_row_fragment_conv_kernel<Policy>;
 }
 
 }  // namespace vaeconv::kernel

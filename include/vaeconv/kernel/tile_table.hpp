@@ -62,14 +62,17 @@ namespace cdna {
 // The wide tiles are 96 wide, like NVIDIA's: 96 divides every VAE Cout (96, 192, 384), where a
 // 128-wide tile computes 25 % padding columns on the 96- and 192-channel layers (most of the
 // set's FLOPs). The bf16 wide tile: two waves of 64 x 96 (six 32 x 32 MFMA atoms each: per MFMA
-// 5/8 of a 32 x 96 wave tile's LDS reads and a share of the loop's other instructions), 16 deep
-// (32-byte LDS rows), three K tiles in flight in staging registers and two LDS buffers
-// (TwoBufferTileShape): 14 KiB, the epilogue's fp32 slabs staged in row groups inside it, so four
-// blocks fit gfx942's 64 KiB and its registers (2 waves per SIMD). Chosen by the CDNA model at
-// the pessimistic end among scratch-free gfx942 candidates (docs/perf-notes.md, issue 25 W15).
-// BN = 96 from the H200 sweeps (worth ~20 % there). Not measured on AMD hardware.
+// 5/8 of a 32 x 96 wave tile's LDS reads and a share of the loop's other instructions), 32 deep
+// (64-byte LDS rows), two K tiles in flight in staging registers and one LDS buffer
+// (OneBufferTileShape: a barrier before each K tile's flush): 14 KiB, the epilogue's fp32 slabs
+// staged in row groups inside it, so four blocks fit gfx942's 64 KiB and its registers (2 waves
+// per SIMD). Against the 16-deep tile in two buffers at the same LDS, a K tile's fixed cost (its
+// waits, barriers, branch and cursor) is spread over twice the MFMAs: the tile is issue-bound on
+// gfx942. Chosen by the CDNA model at the pessimistic end among scratch-free gfx942 candidates
+// (docs/perf-notes.md, issue 25 W15 and W24). BN = 96 from the H200 sweeps (worth ~20 % there).
+// Not measured on AMD hardware.
 //                                 BM   BN  BK  warpsM warpsN stages
-using WideShape = TwoBufferTileShape<128, 96, 16, 2, 1, 4>;
+using WideShape = OneBufferTileShape<128, 96, 32, 2, 1, 3>;
 // The bf16 wide tile's few-rounds partner (tile_rounds.hpp, the round rule): four waves of 32 x
 // 96, 32 deep, two tiles in flight in two LDS buffers (28 KiB, 2 blocks per CU; half the K tiles
 // of the 16-deep tile), for the grids that the four resident blocks of WideShape do not finish in
@@ -112,6 +115,16 @@ using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
 // tile in two stages (no measurement or model row asks for another).
 using WideElementwiseShape = TileShape<128, 96, 32, 4, 1, 2>;
 using WideElementwiseShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;  // 64 deep, 32x32x64 atom
+// The tap-row kernel on fragment atoms (tap_row_fragment_kernel.hpp) of the Cin = 3 layer, both
+// targets: a 16 x 8 patch (128 output pixels) over its 18 x 8 tap rows (5 KiB), 128 output
+// channels (the VAE's first layer has 128: one Cout tile, so each halo is built once) in four
+// waves of 64 x 64, B in one buffer of 64 (bf16) / 128 (e4m3) K columns, of which the three tap
+// rows use 48 / 96 (e4m3: two 32x32x64 atom steps, the second half zeros). Chosen by the CDNA
+// model at the pessimistic end (docs/perf-notes.md, issue 25 W25). Not measured on AMD hardware.
+using TapRowFragmentHaloBf16 = TapRowHalo<16, 2>;
+using TapRowFragmentHaloFp8 = TapRowHalo<16, 1>;
+using TapRowFragmentShape = OneBufferTileShape<128, 128, 64, 2, 2, 2>;
+using TapRowFragmentShapeFp8 = OneBufferTileShape<128, 128, 128, 2, 2, 2>;
 
 // The gfx950 table (gfx950's 160 KiB of LDS and 64 banks; TableSet::kGfx950): gfx942's with the
 // wide tiles replaced by 256 x 96 blocks of four 64 x 96 wave tiles (six 32 x 32 atoms each: per
@@ -355,8 +368,13 @@ struct Tiles<DType::kBF16> {
   using Halo = HaloPolicy<TilePolicy<HaloShape, Arch, WideAtomBf16, kBulkStoreHaloBf16>, HaloBf16>;
   using TapRow =
       HaloPolicy<TilePolicy<TapRowShape, Arch, WideAtomBf16>, TapRowBf16>;
-#elif !defined(VAECONV_BACKEND_HIP)
+#else
+#if !defined(VAECONV_BACKEND_HIP)
   using Halo = HaloPolicy<TilePolicy<HaloFragmentShape, Arch, Arch::AtomBf16>, HaloFragmentBf16>;
+#endif
+  // AMD's, and its mma.sync twin as the NVIDIA build's own (no other tap-row tile there)
+  using TapRow = HaloPolicy<TilePolicy<cdna::TapRowFragmentShape, Arch, Arch::AtomBf16>,
+                            cdna::TapRowFragmentHaloBf16>;
 #endif
 };
 template <>
@@ -369,6 +387,9 @@ struct Tiles<DType::kFP8E4M3> {
   using TapRow = HaloPolicy<
       TilePolicy<TapRowShapeFp8, Arch, Arch::AtomWgmmaFp8<TapRowShapeFp8::WTN>>,
       TapRowFp8>;
+#else
+  using TapRow = HaloPolicy<TilePolicy<cdna::TapRowFragmentShapeFp8, Arch, Arch::AtomFp8>,
+                            cdna::TapRowFragmentHaloFp8>;
 #endif
   using Wide = TilePolicy<WideShapeFp8, Arch, WideAtomFp8>;
 #if defined(VAECONV_BACKEND_HIP)
