@@ -637,6 +637,7 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
           f"{pr.pess.time_us:.1f}] | {ratio:.2f} | {'**yes**' if ratio > 1.0 else 'no'} |")
     a("")
     a(f"Slower than FlyDSL at the pessimistic end: {', '.join(slower) if slower else 'none'}.\n")
+    render_issue_start(res, a)
     for t in ("mi300x", "mi355x"):
         arch = machines.TARGETS[t]
         a(f"## {t.upper()} ({arch}) per shape\n")
@@ -823,6 +824,52 @@ def plain_loader_us(build: str, r: dict, tname: str, lds_rows) -> Optional[float
                              tap_change_rate(dict(p, kernel=k)))
     one = predict(kc, r["launch"], machines.machine(tname), name=p["id"])
     return one.time_us * k["launches"] if k["launches"] > 1 else one.time_us
+
+
+ISSUE_START_JSON = os.path.join(HERE, "data", "issue25_start.json")
+
+
+def render_issue_start(res: dict, a) -> None:
+    """Each 1024² seed shape before issue 25 (its starting tiles compiled from today's code and
+    predicted by today's model: issue_start.py, data/issue25_start.json) and now, pessimistic
+    end, per target and element type."""
+    if not os.path.exists(ISSUE_START_JSON):
+        return
+    with open(ISSUE_START_JSON) as f:
+        start = json.load(f)["targets"]
+    a("### Issue 25: before and after, per shape\n")
+    a("Before: every conv on the tiles AMD had when issue 25 was filed (the implicit GEMM on the "
+      "portable 128x96x32 two-stage tile, 128x96x64 in e4m3, the narrow and tiny tiles, the "
+      "tap-reduce kernel and the upsample phases), compiled from today's code and predicted by "
+      "today's model (`bench/cdna_model/issue_start.py`); it lacks gfx942's per-K-tile FP8 byte "
+      "rewrite that the starting kernels had, so its e4m3 figures flatter the start. After: the "
+      "shipped kernels (the tables above). Pessimistic µs per call (nominal in brackets), and the "
+      "ratio after / before:\n")
+    cols = [(t, dt) for t in ("mi300x", "mi355x") for dt in ("bf16", "fp8")]
+    a("| shape | calls | " + " | ".join(f"{t.upper()} {dt} before -> after" for t, dt in cols)
+      + " |")
+    a("|---|---:|" + "---|" * len(cols))
+    now = {(t, r["plan"]["dtype"], r["plan"]["id"]): r for t in res for r in res[t]
+           if not is_video(r["plan"])}
+    ids = [r["plan"]["id"] for r in res["mi355x"] if r["plan"]["dtype"] == "bf16"
+           and not is_video(r["plan"]) and r["plan"]["resolution"] == 1024]
+    tot = {c: [0.0, 0.0] for c in cols}
+    for i in ids:
+        cells, calls = [], now[("mi355x", "bf16", i)]["plan"]["calls"]
+        for t, dt in cols:
+            b, r = start.get(t, {}).get(dt, {}).get(i), now.get((t, dt, i))
+            if b is None or r is None:
+                cells.append("—")
+                continue
+            tot[(t, dt)][0] += calls * b["us"][2]
+            tot[(t, dt)][1] += calls * r["pred"].pess.time_us
+            cells.append(f"{b['us'][2]:.0f} [{b['us'][1]:.0f}] -> {r['pred'].pess.time_us:.0f} "
+                         f"[{r['pred'].time_us:.0f}] ({r['pred'].pess.time_us / b['us'][2]:.2f})")
+        a(f"| {i} | {calls} | " + " | ".join(cells) + " |")
+    a("| **58-call set, ms** | 58 | " + " | ".join(
+        f"**{tot[c][0] / 1e3:.2f} -> {tot[c][1] / 1e3:.2f}** ({tot[c][1] / tot[c][0]:.2f})"
+        if tot[c][0] else "—" for c in cols) + " |")
+    a("")
 
 
 def render_video_md(res: dict, a, build: str = "", lds_rows=None) -> None:

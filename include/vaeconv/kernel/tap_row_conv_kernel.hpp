@@ -107,7 +107,8 @@ struct TapRowKernel {
   static constexpr int kHaloRounds = (Halo::kHaloPixels + Policy::kThreads - 1) / Policy::kThreads;
   // The 16-byte chunks of a packed weight row that hold its 3 * 9 natural columns.
   static constexpr int kBRowChunks = (Halo::kSteps * Halo::kTapElems * kElemBytes + 15) / 16;
-  static_assert(Policy::BN <= Policy::kThreads, "a thread per B row");
+  // B rows in rounds of a thread each (one round where the block has a thread per row).
+  static constexpr int kBRounds = (Policy::BN + Policy::kThreads - 1) / Policy::kThreads;
   static_assert(kBRowChunks * 16 <= kPackRowBytes, "inside a packed row (a multiple of these)");
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void fill(const ConvParams& p, const BlockCoord& b,
@@ -138,18 +139,22 @@ VAECONV_UNROLL
         hv[round][e] = ok ? uint32_t(x[at]) : 0u;
       }
     }
-    // B row n (output channel n0 + n; zeros past Cout): thread n loads the packed row's first
-    // 16-byte chunks, which hold its 27 natural columns, with kBRowChunks vector loads (the
-    // weights are 16-byte aligned and a row is k_pad elements, 128 bytes here, so they are in
-    // bounds); kernel row kh is then columns kh * 9 .. kh * 9 + 8 of those words.
-    const bool b_ok = tid < Policy::BN && b.n0 + tid < p.cout;
-    uint4 braw[kBRowChunks];
-    {
+    // B row n (output channel n0 + n; zeros past Cout): thread n % kThreads (round
+    // n / kThreads) loads the packed row's first 16-byte chunks, which hold its 27 natural
+    // columns, with kBRowChunks vector loads (the weights are 16-byte aligned and a row is k_pad
+    // elements, 128 bytes here, so they are in bounds); kernel row kh is then columns
+    // kh * 9 .. kh * 9 + 8 of those words.
+    uint4 braw[kBRounds][kBRowChunks];
+VAECONV_UNROLL
+    for (int round = 0; round < kBRounds; ++round) {
+      const int n = tid + round * Policy::kThreads;
+      const bool b_ok = n < Policy::BN && b.n0 + n < p.cout;
       const uint4* row = reinterpret_cast<const uint4*>(
           static_cast<const char*>(p.w) +
-          (int64_t(b.n0 + tid) * int64_t(p.k_pad)) * int64_t(kElemBytes));
+          (int64_t(b.n0 + n) * int64_t(p.k_pad)) * int64_t(kElemBytes));
 VAECONV_UNROLL
-      for (int i = 0; i < kBRowChunks; ++i) braw[i] = b_ok ? row[i] : make_uint4(0, 0, 0, 0);
+      for (int i = 0; i < kBRowChunks; ++i)
+        braw[round][i] = b_ok ? row[i] : make_uint4(0, 0, 0, 0);
     }
 
 VAECONV_UNROLL
@@ -160,14 +165,17 @@ VAECONV_UNROLL
         return Halo::offset(j, q / Halo::kHaloCols, q % Halo::kHaloCols);
       });
     }
-    if (tid < Policy::BN) {
+VAECONV_UNROLL
+    for (int round = 0; round < kBRounds; ++round) {
+      const int n = tid + round * Policy::kThreads;
+      if (n < Policy::BN) {
       uint32_t words[4 * kBRowChunks];
 VAECONV_UNROLL
       for (int i = 0; i < kBRowChunks; ++i) {
-        words[4 * i] = braw[i].x;
-        words[4 * i + 1] = braw[i].y;
-        words[4 * i + 2] = braw[i].z;
-        words[4 * i + 3] = braw[i].w;
+        words[4 * i] = braw[round][i].x;
+        words[4 * i + 1] = braw[round][i].y;
+        words[4 * i + 2] = braw[round][i].z;
+        words[4 * i + 3] = braw[round][i].w;
       }
 VAECONV_UNROLL
       for (int kh = 0; kh < Halo::kSteps; ++kh) {
@@ -177,14 +185,15 @@ VAECONV_UNROLL
           v[e] = Halo::packed_elem(words, kh * Halo::kTapElems + e);  // natural column kh*9 + e
         // K step kh = chunks 2 kh and 2 kh + 1 of the SwizzledTile row.
         store_tap_row(lb, v, [&](int j) VAECONV_FORCE_INLINE_LAMBDA {
-          return Tile::offset(tid, kh * Halo::kChunks + j);
+          return Tile::offset(n, kh * Halo::kChunks + j);
         });
       }
       // Chunks the math reads past the three tap rows (an atom of two tap rows): zeros, since
       // LDS holds anything there and a NaN byte times a zero A is NaN.
 VAECONV_UNROLL
       for (int j = Halo::kSteps * Halo::kChunks; j < Math::kBChunks; ++j)
-        Arch::template store_lds<kElemBytes>(lb + Tile::offset(tid, j), make_uint4(0, 0, 0, 0));
+        Arch::template store_lds<kElemBytes>(lb + Tile::offset(n, j), make_uint4(0, 0, 0, 0));
+      }
     }
   }
 
