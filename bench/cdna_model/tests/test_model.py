@@ -326,6 +326,56 @@ class AsmFrontEnd(unittest.TestCase):
         two = predict.block_tile_bytes(kern, dict(plan_k, threads=256, slices_k=2))
         self.assertEqual((one, two), ((128 + 96) * 32 * 2.0, 2 * (128 + 96) * 32 * 2.0))
 
+    def test_kernel_without_a_k_loop(self):
+        # the tap-row kernel on fragment atoms (W25): fill, barrier, three MFMA steps, barrier,
+        # epilogue in one block; its matrix section is the model's one trip
+        name = ("_ZN7vaeconv6kernel28tap_row_fragment_conv_kernelINS0_10HaloPolicyINS0_10TilePolicy"
+                "INS0_18OneBufferTileShapeILi128ELi96ELi64ELi2ELi1ELi2ELi1EEENS_4arch4CdnaENS7_10"
+                "AtomBf16OfILi32EEELb0EEENS0_10TapRowHaloILi16ELi2EEEEEEEvNS0_10ConvParamsE")
+        text = "\n".join([
+            f"{name}:", "; %bb.0:",
+            "\tglobal_load_ushort v1, v[2:3], off", "\ts_waitcnt vmcnt(0)",
+            "\tds_write_b128 v4, v[8:11]", "\ts_waitcnt lgkmcnt(0)", "\ts_barrier",
+            "\tds_read_b128 v[12:15], v5", "\tds_read_b128 v[16:19], v6", "\ts_waitcnt lgkmcnt(0)",
+            "\tv_mfma_f32_32x32x16_bf16 v[20:35], v[12:15], v[16:19], 0",
+            "\tv_mfma_f32_32x32x16_bf16 v[20:35], v[12:15], v[16:19], v[20:35]",
+            "\tv_mfma_f32_32x32x16_bf16 v[20:35], v[12:15], v[16:19], v[20:35]",
+            "\ts_barrier", "\tv_cvt_pk_bf16_f32 v0, v20, v21",
+            "\tglobal_store_dwordx4 v[2:3], v[20:23], off", "\ts_endpgm",
+            f"\t.amdhsa_kernel {name}", "\t.end_amdhsa_kernel", ".Lfunc_end0:",
+            "; Occupancy: 3", ""])
+        k = kernel_of(text)
+        self.assertEqual(k.decoded["family"], "tap_row")
+        c = k.loop_counts
+        self.assertEqual((c.mfma, c.barriers), ({"v_mfma_f32_32x32x16_bf16": 3}, 1))
+        self.assertEqual(c.global_load_bytes, 0)  # the fill's loads are the prologue's
+        self.assertGreater(k.prologue[1].global_load_bytes, 0)
+        self.assertGreater(k.epilogue[1].global_store_bytes, 0)
+        # its K tile's distinct bytes: 18 x 10 input pixels of 3 channels, 4 chunks per B row
+        plan_k = {"family": "tap_row", "bm": 128, "bn": 96, "bk": 64, "threads": 128}
+        self.assertEqual(predict.block_tile_bytes(k, plan_k), 18 * 10 * 3 * 2 + 96 * 64.0)
+        # another family without a K loop stays an error for predict_all (no loop counts)
+        self.assertIsNone(kernel_of(text.replace("tap_row_fragment_conv_kernel",
+                                                 "halo_fragment_conv_kernel")).loop_counts)
+
+    def test_issue_start_tiles(self):
+        # issue_start.py: every conv on the starting tiles; tap-reduce as today
+        import issue_start
+        p = {"dtype": "bf16", "cin": 3, "cout": 96, "h": 64, "w": 64, "out_h": 64, "out_w": 64,
+             "n": 1, "out_t": 1, "kernel": {"family": "tap_row", "bm": 128, "bn": 96, "bk": 64,
+                                            "k_tiles": 1, "geometry": [0, 0, 0, 0]}}
+        k = issue_start.start_kernel(p)
+        self.assertEqual((k["family"], k["bm"], k["bn"], k["bk"], k["warps_m"], k["stages"],
+                          k["vector"], k["geometry"], k["tiles"], k["k_tiles"]),
+                         ("implicit_gemm", 128, 96, 32, 4, 2, False, [1, 1, 1, 3], 32, 1))
+        up = dict(p, cin=384, cout=192, h=32, w=32, out_h=64, out_w=64,
+                  kernel={"family": "implicit_gemm", "bm": 128, "bn": 96, "bk": 32, "k_tiles": 48,
+                          "slices_k": 1, "geometry": [1, 1, 1, 2]})
+        k = issue_start.start_kernel(up)  # an upsample phase: the input grid, 4 x Cin of K
+        self.assertEqual((k["tiles"], k["k_tiles"], k["vector"]), (8 * 2, 48, True))
+        tr = dict(p, cout=3, kernel={"family": "tap_reduce", "bm": 128})
+        self.assertEqual(issue_start.start_kernel(tr), tr["kernel"])
+
     def test_slower_than_flydsl(self):
         # issue 25's per-shape target: the pessimistic end against FlyDSL's published time
         def row(i, dt, pess_us, video=False):
