@@ -690,8 +690,8 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
     a("Model assumptions (beyond the table):\n")
     a("- Counts of one main-loop trip include both sides of every branch inside it (exec-masked "
       "code issues whenever any lane is active); the gather's tap-carry inner loop counts one trip "
-      "per K tile. For the element-wise gather (Cin = 3) that is most of the loop: pessimistic "
-      "for it.")
+      "per K tile. For the element-wise gather (Cin = 3 with T > 1: the video convs; the image "
+      "layer runs the tap-row kernel) that is most of the loop: pessimistic for it.")
     a("- The prologue and epilogue are the longest instruction path outside the loop (the path "
       "that stores the whole tile; loops outside the main loop, the epilogue's store loops "
       "among them, one trip; of the two stagings exclusive at run time the longer, the fp32 "
@@ -790,9 +790,10 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
       "4-cycle round, so one wave's instruction count x 4 bounds its K tile when a SIMD holds "
       "one or two waves). Not quantified here. Settle: SQ_ACTIVE_INST_ANY / SQ_WAVE_CYCLES and "
       "SQ_INST_CYCLES_VMEM / _SALU of the 96→96 1024² conv on MI300X (2 waves per SIMD).")
-    a("- Both sides of every in-loop branch counted where a kernel has no tile cursor (the "
-      "element-wise gather of enc_conv_in): settle with SQ_INSTS_VALU / SQ_INSTS_SALU of that conv "
-      "on MI300X against the static count.")
+    a("- A kernel without a K loop (the tap-row kernel of enc_conv_in, model step 15) is one K "
+      "tile: its fill is the prologue, its three MFMA steps the trip, its LDS ways the assumption "
+      "row (no bank-model row): settle with SQ_INSTS_VALU / SQ_INSTS_LDS and the conv's time on "
+      "MI300X against the static count.")
     a("- The vector implicit GEMM's tap change counted at its rate (model step 9): its ~40 SALU and "
       "~16 VALU per change are spread evenly over the K tiles, as throughput; the change also "
       "delays the next refill's addresses on the tile that takes it, a latency the chain does not "
