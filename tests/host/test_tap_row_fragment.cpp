@@ -27,6 +27,7 @@
 
 #include "emu/fragment_atoms.hpp"
 #include "emu/operand_codes.hpp"
+#include "emu/tap_row_image.hpp"
 #include "vaeconv/arch/fragment_layouts.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
 #include "vaeconv/kernel/tap_row_fragment.hpp"
@@ -84,25 +85,12 @@ int run_tile(Target t, int h, int w, int oh0, int ow0, Break brk, unsigned seed,
   // LDS: the halo at 0, B at the next 1 KiB boundary (HaloPolicy::kHaloBytes).
   const std::uint32_t stage = (H::kBytes + 1023) / 1024 * 1024;
   std::vector<std::uint8_t> s(stage + kN * 128, 0xEE);
-  for (int hr = 0; hr < H::kHaloRows; ++hr)
-    for (int c = 0; c < H::kHaloCols; ++c)
-      for (int e = 0; e < H::kChunks * kChunk; ++e) {
-        const int ih = oh0 - 1 + hr, iw = ow0 - 1 + c + H::tap_kw(e);
-        const bool in = e < H::kTapElems && ih >= 0 && ih < h && iw >= 0 && iw < w;
-        const std::uint16_t v = in ? x[(std::size_t(ih) * w + iw) * kCin + H::tap_c(e)] : 0;
-        E::store(s, std::uint32_t(H::offset(e / kChunk, hr, c) + kEB * (e % kChunk)), v);
-      }
+  using Image = emu::TapRowImage<H>;
+  Image::put_halo(s, x, h, w, oh0, ow0);
   // B as the fill cuts it (packed_elem of the row's little-endian words, at tap_row_k), then the
   // chunks past the three tap rows up to kBChunks: zeros (the fill) or NaN codes (the control).
   for (int n = 0; n < kN; ++n) {
-    std::uint32_t words[128 / 4] = {};
-    for (int k = 0; k < kKPad; ++k)
-      words[k * kEB / 4] |= std::uint32_t(wt[std::size_t(n) * kKPad + k]) << (8 * (k * kEB % 4));
-    for (int kp = 0; kp < H::kK; ++kp) {
-      const int k = H::tap_row_k(kp);
-      const std::uint16_t v = k >= 0 ? std::uint16_t(H::packed_elem(words, k)) : 0;
-      E::store(s, stage + std::uint32_t(BTile::offset(n, kp / kChunk) + kEB * (kp % kChunk)), v);
-    }
+    Image::put_b_row(s, stage, n, &wt[std::size_t(n) * kKPad]);
     for (int j = H::kSteps * H::kChunks; j < kBChunks; ++j)
       for (int e = 0; e < kChunk; ++e)
         E::store(s, stage + std::uint32_t(BTile::offset(n, j) + kEB * e),

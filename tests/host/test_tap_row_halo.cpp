@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "emu/operand_codes.hpp"
+#include "emu/tap_row_image.hpp"
 #include "emu/wgmma_emulator.hpp"
 #include "vaeconv/arch/wgmma_layout.hpp"
 #include "vaeconv/kernel/smem_layout.hpp"
@@ -40,7 +41,7 @@ enum class Break { kNothing, kChunkStride, kNoRowShift, kNaturalB };
 template <class H>
 int run_tile(int h, int w, int oh0, int ow0, Break brk, unsigned seed) {
   using E = emu::OperandCode<H::kElemBytes>;
-  constexpr int kEB = H::kElemBytes, kChunk = H::kChunkElems, kCin = H::kCin;
+  constexpr int kEB = H::kElemBytes, kCin = H::kCin;
   constexpr int kN = 96, kKPad = 128 / kEB, kAtoms = H::kPixels / 64;
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> small(-8, 8);  // k / 8: exact in bf16 and in e4m3
@@ -58,26 +59,12 @@ int run_tile(int h, int w, int oh0, int ow0, Break brk, unsigned seed) {
   // finite bf16, -288 in e4m3fn): a read of a byte the kernel does not write shows.
   const std::uint32_t stage = (H::kBytes + 1023) / 1024 * 1024;
   std::vector<std::uint8_t> smem(stage + kN * 128, 0xEE);
-  for (int hr = 0; hr < H::kHaloRows; ++hr)
-    for (int c = 0; c < H::kHaloCols; ++c)
-      for (int e = 0; e < H::kChunks * kChunk; ++e) {
-        const int ih = oh0 - 1 + hr, iw = ow0 - 1 + c + H::tap_kw(e);
-        const bool in = e < H::kTapElems && ih >= 0 && ih < h && iw >= 0 && iw < w;
-        const std::uint16_t v = in ? x[(size_t(ih) * w + iw) * kCin + H::tap_c(e)] : 0;
-        E::store(smem, H::offset(e / kChunk, hr, c) + kEB * (e % kChunk), v);
-      }
+  emu::TapRowImage<H>::put_halo(smem, x, h, w, oh0, ow0);
   // B as the kernel cuts it: each packed row's first bytes as little-endian words, element k of
   // them by packed_elem (the kernel's expression), at tap-row position k' (tap_row_k).
-  for (int n = 0; n < kN; ++n) {
-    std::uint32_t words[128 / 4] = {};
-    for (int k = 0; k < kKPad; ++k)
-      words[k * kEB / 4] |= std::uint32_t(wt[size_t(n) * kKPad + k]) << (8 * (k * kEB % 4));
-    for (int kp = 0; kp < H::kK; ++kp) {
-      const int k = brk == Break::kNaturalB ? kp : H::tap_row_k(kp);
-      const std::uint16_t v = k >= 0 ? std::uint16_t(H::packed_elem(words, k)) : 0;
-      E::store(smem, stage + BTile::offset(n, kp / kChunk) + kEB * (kp % kChunk), v);
-    }
-  }
+  for (int n = 0; n < kN; ++n)
+    emu::TapRowImage<H>::put_b_row(smem, stage, n, &wt[size_t(n) * kKPad],
+                                   brk == Break::kNaturalB);
 
   std::vector<std::vector<std::vector<double>>> d(
       kAtoms, std::vector<std::vector<double>>(128, std::vector<double>(kN / 2, 0.0)));
