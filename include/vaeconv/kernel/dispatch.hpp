@@ -119,7 +119,7 @@ struct CandidateList {};
 // gfx950's, on AMD and as its portable twin). kHaloMaxCin: the halo family's cap (the table's
 // kHaloMaxCin; 0 where the set has no halo kernel, e.g. gfx942's). A build without a GPU
 // compiler (host tools) plans with the tap-reduce kernel and the implicit GEMM.
-#if defined(VAECONV_BACKEND_CUDA) || defined(VAECONV_BACKEND_HIP)
+#if defined(VAECONV_WIDE_WGMMA) || defined(VAECONV_BACKEND_CUDA) || defined(VAECONV_BACKEND_HIP)
 constexpr bool kTapRowKernel = true;  // the lists below hold TapRowFamily
 #else
 constexpr bool kTapRowKernel = false;
