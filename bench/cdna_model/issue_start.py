@@ -39,8 +39,9 @@ OUT = os.path.join(HERE, "data", "issue25_start.json")
 START = {("wide", "bf16"): (128, 96, 32, 4, 1, 2), ("wide", "fp8"): (128, 96, 64, 4, 1, 2),
          ("narrow", "bf16"): (128, 32, 32, 4, 1, 2), ("narrow", "fp8"): (128, 32, 64, 4, 1, 2),
          ("tiny", "bf16"): (128, 16, 32, 4, 1, 2), ("tiny", "fp8"): (128, 32, 64, 4, 1, 2)}
-ATOM = {("wide", "bf16"): "AtomBf16", ("wide", "fp8"): "AtomFp8", ("narrow", "bf16"): "AtomBf16",
-        ("narrow", "fp8"): "AtomFp8", ("tiny", "bf16"): "AtomBf16Narrow", ("tiny", "fp8"): "AtomFp8"}
+ATOM = {("wide", "bf16"): "AtomBf16", ("wide", "fp8"): "AtomFp8",
+        ("narrow", "bf16"): "AtomBf16", ("narrow", "fp8"): "AtomFp8",
+        ("tiny", "bf16"): "AtomBf16Narrow", ("tiny", "fp8"): "AtomFp8"}
 GEOMETRIES = {(1, 1, 1, 3): "CausalGeometry", (2, 0, 1, 3): "DownsampleGeometry",
               (1, 1, 1, 2): "UpsamplePhaseGeometry"}
 

@@ -1,5 +1,5 @@
-// tests/emu/fragment_atoms.hpp — one fragment atom of the library (arch/fragment_layouts.hpp) on the
-// emulated hardware, its operands read from an LDS image at the addresses each lane supplies.
+// tests/emu/fragment_atoms.hpp — one fragment atom of the library (arch/fragment_layouts.hpp) on
+// the emulated hardware, its operands read from an LDS image at the addresses each lane supplies.
 //
 // The library's fragment atoms load A and B as 16-byte chunks per lane (AMD: ds_read_b128 of the
 // chunk at the lane's address; NVIDIA: ldmatrix.x4 with the lane's row address) and run:
@@ -39,7 +39,8 @@ float product_scale(FragTarget t) {
 
 namespace detail {
 
-inline std::array<std::uint8_t, 16> lds_chunk(const std::vector<std::uint8_t>& s, std::uint32_t at) {
+inline std::array<std::uint8_t, 16> lds_chunk(const std::vector<std::uint8_t>& s,
+                                              std::uint32_t at) {
   if (std::size_t(at) + 16 > s.size()) throw std::out_of_range("emu: LDS read past the image");
   std::array<std::uint8_t, 16> c{};
   for (std::size_t i = 0; i < 16; ++i) c[i] = s[std::size_t(at) + i];
@@ -48,11 +49,13 @@ inline std::array<std::uint8_t, 16> lds_chunk(const std::vector<std::uint8_t>& s
 
 // Lane l's bytes of one operand: its kLdsChunks chunks, part 0 first (AMD).
 template <class L, class Addr>
-std::vector<std::vector<std::uint8_t>> amd_operand(const std::vector<std::uint8_t>& s, Addr&& addr) {
+std::vector<std::vector<std::uint8_t>> amd_operand(const std::vector<std::uint8_t>& s,
+                                                   Addr&& addr) {
   std::vector<std::vector<std::uint8_t>> f(std::size_t(L::kLanes));
   for (int l = 0; l < L::kLanes; ++l)
     for (int part = 0; part < L::kLdsChunks; ++part)
-      for (std::uint8_t b : lds_chunk(s, std::uint32_t(addr(l, part)))) f[std::size_t(l)].push_back(b);
+      for (std::uint8_t b : lds_chunk(s, std::uint32_t(addr(l, part))))
+        f[std::size_t(l)].push_back(b);
   return f;
 }
 
@@ -114,7 +117,8 @@ FragF<L::kCElems> run_lds_atom(FragTarget t, const std::vector<std::uint8_t>& s,
                                                    detail::fp8_bytes<32>(b, 0), c);
       FragF<16> d = c;
       for (int q = 0; q < 4; ++q)
-        d = mfma_f32_32x32x16_fp8_fp8(detail::fp8_bytes<8>(a, 8 * q), detail::fp8_bytes<8>(b, 8 * q), d);
+        d = mfma_f32_32x32x16_fp8_fp8(detail::fp8_bytes<8>(a, 8 * q),
+                                      detail::fp8_bytes<8>(b, 8 * q), d);
       return d;
     }
   } else {

@@ -1,5 +1,5 @@
-// tests/emu/tap_row_image.hpp — the tap-row kernel's operands in an emulated LDS image, as its fill
-// lays them out (kernel/tap_row_conv_kernel.hpp, kernel/tap_row_halo.hpp): shared by the wgmma
+// tests/emu/tap_row_image.hpp — the tap-row kernel's operands in an emulated LDS image, as its
+// fill lays them out (kernel/tap_row_conv_kernel.hpp, kernel/tap_row_halo.hpp): shared by the wgmma
 // and the fragment-atom tests (test_tap_row_halo.cpp, test_tap_row_fragment.cpp).
 //
 //   put_halo   tap row (hr, c) holds input row oh0 - 1 + hr at columns ow0 + c - 1 .. + 1

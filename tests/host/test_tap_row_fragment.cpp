@@ -111,8 +111,8 @@ int run_tile(Target t, int h, int w, int oh0, int ow0, Break brk, unsigned seed,
           return std::uint32_t(F::a_offset(l, part, m0, brk == Break::kNoRowShift ? 0 : st));
         };
         auto b_addr = [&](int l, int part) {
-          return stage + std::uint32_t(BTile::offset(n0 + L::b_lds_row(l),
-                                                     st * kChunksPerStep + L::b_lds_chunk(l, part)));
+          const int chunk = st * kChunksPerStep + L::b_lds_chunk(l, part);
+          return stage + std::uint32_t(BTile::offset(n0 + L::b_lds_row(l), chunk));
         };
         try {
           c = emu::run_lds_atom<L>(t, s, a_addr, b_addr, c);
@@ -164,7 +164,8 @@ TEST(TapRowFragment, StepsCoverTheThreeTapRows) {
   static_assert(B32::kRowsPerStep == 1 && B32::kSteps == 3 && B32::kK == 48, "bf16: a row a step");
   static_assert(F64::kRowsPerStep == 2 && F64::kSteps == 2 && F64::kK == 128,
                 "CDNA e4m3: two rows a step, the fourth row zeros");
-  static_assert(NvF::kRowsPerStep == 1 && NvF::kSteps == 3 && NvF::kK == 96, "m16n8k32: a row a step");
+  static_assert(NvF::kRowsPerStep == 1 && NvF::kSteps == 3 && NvF::kK == 96,
+                "m16n8k32: a row a step");
   // Eight consecutive GEMM rows are eight consecutive halo pixels of one chunk plane.
   for (int l = 0; l < 8; ++l)
     EXPECT_EQ(B32::a_offset(l, 0, 32, 1) - B32::a_offset(0, 0, 32, 1), 16 * l);

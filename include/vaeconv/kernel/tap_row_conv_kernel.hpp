@@ -12,8 +12,9 @@
 //
 // Why its own kernel: the implicit GEMM gathers A element by element when Cin is not a multiple of
 // 8 (a 16-byte chunk then straddles taps), and for the VAE's first layer that gather was most of
-// the kernel's instructions (docs/perf-notes.md). Here each input element is loaded by at most three threads (the tap rows that contain
-// it), once per block, and the atom reads K from the halo at constant offsets.
+// the kernel's instructions (docs/perf-notes.md). Here each input element is loaded by at most
+// three threads (the tap rows that contain it), once per block, and the atom reads K from the
+// halo at constant offsets.
 //
 // Both operands are built in registers and stored to LDS, once per block (one K tile: K = 3 K
 // steps): the tap rows from the input with element loads, the B tile from the packed weights

@@ -1,5 +1,5 @@
-// vaeconv/kernel/tap_row_fragment.hpp — where each lane of a fragment atom (MFMA, mma.sync) reads its
-// A chunk from the tap-row halo (tap_row_halo.hpp).
+// vaeconv/kernel/tap_row_fragment.hpp — where each lane of a fragment atom (MFMA, mma.sync) reads
+// its A chunk from the tap-row halo (tap_row_halo.hpp).
 //
 // The wgmma tap-row kernel hands the tensor cores a descriptor per tap row; a fragment atom has
 // every lane load its own 16-byte chunk(s) of A (arch/fragment_layouts.hpp: lane l holds row
@@ -38,8 +38,9 @@ struct TapRowFragment {
     const int m = m0 + Layout::a_lds_row(lane);
     const int c = Layout::a_lds_chunk(lane, part);
     const int kh = s * kRowsPerStep + c / Halo::kChunks;
-    return kh < Halo::kSteps ? Halo::offset(c % Halo::kChunks, m / Halo::kCols + kh, m % Halo::kCols)
-                             : Halo::offset(1, m / Halo::kCols, m % Halo::kCols);  // zeros
+    const int row = m / Halo::kCols, col = m % Halo::kCols;
+    return kh < Halo::kSteps ? Halo::offset(c % Halo::kChunks, row + kh, col)
+                             : Halo::offset(1, row, col);  // chunk 1 of the first row: zeros
   }
 };
 

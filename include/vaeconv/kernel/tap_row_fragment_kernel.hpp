@@ -1,15 +1,15 @@
-// vaeconv/kernel/tap_row_fragment_kernel.hpp — the tap-row kernel on fragment atoms (MFMA on CDNA,
-// mma.sync on NVIDIA without wgmma): the causal T = 1 conv of a Cin = 3 layer, A read by each lane
-// straight from the tap-row halo.
+// vaeconv/kernel/tap_row_fragment_kernel.hpp — the tap-row kernel on fragment atoms (MFMA on
+// CDNA, mma.sync on NVIDIA without wgmma): the causal T = 1 conv of a Cin = 3 layer, A read by
+// each lane straight from the tap-row halo.
 //
-//   Policy    HaloPolicy over a TapRowHalo (tile_table.hpp: cdna::TapRowFragmentShape, TapRowShapeFp8)
+//   Policy    HaloPolicy over a TapRowHalo (tile_table.hpp: cdna::TapRowFragmentShape, ...Fp8)
 //   A         lane l of atom i at atom K step s loads its chunk(s) at TapRowFragment::a_offset,
 //             a constant per lane and step (tap_row_fragment.hpp)
 //   B         the fill's B tile (stage 0), fragments loaded as the implicit GEMM loads them
 //   Epilogue  the shared epilogue, rows mapped through the patch (PatchRows)
 //
 // The same template runs the MFMA atom (gfx942, gfx950) and the mma.sync atom (the portable twin
-// that the GPU suite runs on the H200). The skeleton (TapRowKernel: the fill, the barriers, the
+// that the GPU suite runs on NVIDIA). The skeleton (TapRowKernel: the fill, the barriers, the
 // epilogue), its kernel function tap_row_fragment_conv_kernel and kernel_entry are
 // tap_row_conv_kernel.hpp's; this file is the math on fragment atoms. The atom steps cover the
 // three tap rows (three steps of one row, or two of two rows with zeros past the third: kBChunks

@@ -116,12 +116,13 @@ using TapReduceShapeFp8 = TileShape<128, kTapReduceBN, 64, 4, 1, 2>;
 using WideElementwiseShape = TileShape<128, 96, 32, 4, 1, 2>;
 using WideElementwiseShapeFp8 = TileShape<128, 96, 64, 4, 1, 2>;  // 64 deep, 32x32x64 atom
 // The tap-row kernel on fragment atoms (tap_row_fragment_kernel.hpp) of the Cin = 3 layer, both
-// targets: a 16 x 8 patch (128 output pixels) over its 18 x 8 tap rows (5 KiB), 96 output channels
-// (the VAE's first layer has 96: one Cout tile, so each halo is built once) in two waves of 64 x 96,
-// B in one buffer of 64 (bf16) / 128 (e4m3) K columns, of which the three tap rows use 48 / 96
-// (e4m3: two 32x32x64 atom steps, the second half zeros): 17 KiB. Faster at the pessimistic end
-// of the CDNA model than four waves of 32 x 96 or 64 x 64 (128 wide) and a 32 x 8 patch of four
-// 64 x 96 waves, on both targets (docs/perf-notes.md, issue 25 W25). Not measured on AMD hardware.
+// targets: a 16 x 8 patch (128 output pixels) over its 18 x 8 tap rows (5 KiB), 96 output
+// channels (the VAE's first layer has 96: one Cout tile, so each halo is built once) in two waves
+// of 64 x 96, B in one buffer of 64 (bf16) / 128 (e4m3) K columns, of which the three tap rows use
+// 48 / 96 (e4m3: two 32x32x64 atom steps, the second half zeros): 17 KiB. Faster at the
+// pessimistic end of the CDNA model than four waves of 32 x 96 or 64 x 64 (128 wide) and a 32 x 8
+// patch of four 64 x 96 waves, on both targets (docs/perf-notes.md, issue 25 W25). Not measured on
+// AMD hardware.
 using TapRowFragmentHaloBf16 = TapRowHalo<16, 2>;
 using TapRowFragmentHaloFp8 = TapRowHalo<16, 1>;
 using TapRowFragmentShape = OneBufferTileShape<128, 96, 64, 2, 1, 2>;
