@@ -899,6 +899,9 @@ def straight_matrix_section(blocks: List[Block]) -> List[int]:
     for i in ids[:-1]:  # one chain: each block falls through to the next alone
         if blocks[i].succ != [blocks[i + 1].label]:
             return []
+    # the section runs to the piece of the last MFMA: LLVM may sink MFMAs past the epilogue's
+    # barrier (they touch no memory), and that piece's other instructions (a few of the
+    # epilogue's first) are then charged to the trip with them
     return ids
 
 
@@ -910,9 +913,11 @@ def analyse(name: str, target: str, body: List[Tuple[int, str]], meta: Dict[str,
     straight = False
     if not loop and k.decoded.get("family") == "tap_row":
         # one K tile and no K loop: its matrix section is the model's one trip
-        blocks = k.blocks = split_at_barriers(blocks)
-        loop = straight_matrix_section(blocks)
-        straight = True
+        cut = split_at_barriers(blocks)
+        loop = straight_matrix_section(cut)
+        if loop:
+            blocks = k.blocks = cut
+            straight = True
     k.loop_blocks = [blocks[i].label for i in loop]
     if not loop:
         return k

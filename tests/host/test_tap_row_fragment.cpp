@@ -8,7 +8,7 @@
 // past e = 8), chunk-major; B holds packed (natural K order) column tap_row_k(k') at tap-row
 // position k' in the SwizzledTile of a 128-byte row, zeros in the chunks past the three tap rows
 // that the atom steps read (the fill's kBChunks), 0xEE poison elsewhere. For every atom of the
-// shipped 16 x 8 patch and 128 output channels, every atom step s: lane l fetches its A chunk(s)
+// shipped 16 x 8 patch and 96 output channels, every atom step s: lane l fetches its A chunk(s)
 // at TapRowFragment::a_offset(l, part, m0, s) and its B chunk(s) where BlockGemm::fragment_step
 // reads them, and the emulated instruction(s) run (bf16: gfx950, gfx942, NVIDIA mma.sync; e4m3:
 // the 32x32x64 atom on gfx950 and gfx942 in two steps of two tap rows, NVIDIA m16n8k32 in three).
@@ -56,7 +56,7 @@ int run_tile(Target t, int h, int w, int oh0, int ow0, Break brk, unsigned seed,
   using F = TapRowFragment<H, L>;
   constexpr int kEB = H::kElemBytes, kChunk = H::kChunkElems, kCin = H::kCin;
   constexpr int kN = cdna::TapRowFragmentShape::BN, kKPad = 128 / kEB;
-  constexpr int kBChunks = F::kK / kChunk;  // as TapRowFragmentMath::kBChunks
+  constexpr int kBChunks = F::kBChunks;  // the chunks TapRowFragmentMath reads and the fill zeroes
   constexpr int kChunksPerStep = L::kK / kChunk;
   static_assert(kBChunks <= 8, "the atom steps read inside one 128-byte B row");
   std::mt19937 rng(seed);
@@ -82,9 +82,12 @@ int run_tile(Target t, int h, int w, int oh0, int ow0, Break brk, unsigned seed,
     return i == nan_at ? std::nan("") : E::value(x[i]);
   };
 
-  // LDS: the halo at 0, B at the next 1 KiB boundary (HaloPolicy::kHaloBytes).
+  // LDS: the halo at 0, B at the next 1 KiB boundary (HaloPolicy::kHaloBytes). Every byte the
+  // fill does not write holds a NaN code of the target (0xFF: bf16 and e4m3fn NaN; 0x80 where
+  // gfx942 reads e4m3 as FNUZ), so any read of one shows, even against a zero operand.
   const std::uint32_t stage = (H::kBytes + 1023) / 1024 * 1024;
-  std::vector<std::uint8_t> s(stage + kN * 128, 0xEE);
+  const std::uint8_t poison = kEB == 1 && t == Target::kGfx942 ? 0x80 : 0xFF;
+  std::vector<std::uint8_t> s(stage + kN * 128, poison);
   using Image = emu::TapRowImage<H>;
   Image::put_halo(s, x, h, w, oh0, ow0);
   // B as the fill cuts it (packed_elem of the row's little-endian words, at tap_row_k), then the

@@ -8,7 +8,7 @@
 // m16n8k32 e4m3, 2 for CDNA's 32x32x64 e4m3), so chunk c of atom step s is chunk c % 2 of tap row
 // kh = s * kRowsPerStep + c / 2, and GEMM row m's tap row kh is halo pixel (m / 8 + kh, m % 8) =
 // m + 8 kh (8-pixel patch rows). Eight consecutive GEMM rows are eight consecutive 16-byte halo
-// pixels, so an atom's 32 rows read 512 contiguous bytes of one chunk plane. The last step of a
+// pixels, so an atom's rows (32 on MFMA, 16 on mma.sync) read contiguous bytes of one chunk plane. The last step of a
 // two-row atom covers a fourth tap row, which does not exist: its lanes read chunk 1 of their
 // pixel's first tap row instead, which is zero for the e4m3 halo (a tap row's 9 elements fill
 // part of chunk 0), and B's chunks there are zero too (the kernel's fill writes them).
@@ -28,8 +28,10 @@ struct TapRowFragment {
   static_assert(Layout::kM % Halo::kCols == 0, "an atom's rows are whole patch rows");
   static constexpr int kRowsPerStep = Layout::kK / Halo::kStepElems;
   static constexpr int kSteps = (Halo::kSteps + kRowsPerStep - 1) / kRowsPerStep;  // atom steps
-  // K columns the atom steps cover (B's chunks past the three tap rows hold zeros).
+  // K columns the atom steps cover, and B's 16-byte chunks they read: the fill writes zeros into
+  // those past the three tap rows (tap_row_conv_kernel.hpp).
   static constexpr int kK = kSteps * Layout::kK;
+  static constexpr int kBChunks = kK / Halo::kChunkElems;
   static_assert(kSteps * kRowsPerStep == Halo::kSteps || Halo::kTapElems <= Halo::kChunkElems,
                 "a tap row past the third reads chunk 1 of the first, which must be zero");
 

@@ -35,7 +35,7 @@ struct TapRowFragmentMath {
   static_assert(!Policy::kAtomReadsLds, "fragment atoms (the wgmma atom: tap_row_conv_kernel.hpp)");
   static_assert(!Policy::kPromoteEachTile, "no promoting fragment atom");
   static_assert(Lanes::kK <= Policy::BK, "the atom steps are one K tile");
-  static constexpr int kBChunks = Lanes::kK / Halo::kChunkElems;  // B chunks the steps read
+  static constexpr int kBChunks = Lanes::kBChunks;  // B chunks the steps read
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void publish() {}  // the fill's ds stores: the barrier
 
