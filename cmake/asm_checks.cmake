@@ -13,7 +13,7 @@
 #                   P = one wave's MFMA count per K tile, from the tile and atom in the kernel's
 #                   name (asm_expected_mfma below; more after this list); the tap-row kernel on
 #                   fragment atoms (tap_row_fragment_conv_kernel: one K tile, no K loop) has
-#                   exactly P MFMAs, all outside loops, P its three K steps' atoms;
+#                   exactly P MFMAs, all outside loops, P its atom steps' over the three tap rows;
 #   mfma-scale      no v_mfma_scale_* (a runtime scale operand: LLVM PR #158117's defect);
 #   mfma-modifiers  no cbsz/blgp/abid on any MFMA (on f8f6f4 they select other formats);
 #   buffer-offen / buffer-soffset / buffer-offset
@@ -95,6 +95,7 @@ set(_asm_lds_limit_gfx950 163840)
 function(asm_expected_mfma mangled arch prefix)
   set(want "")
   set(per 0)
+  set(loopless FALSE)
   set(error "")
   set(trap_only FALSE)
   if(arch STREQUAL "gfx942" AND mangled MATCHES "CdnaGfx950Only")
@@ -158,9 +159,6 @@ function(asm_expected_mfma mangled arch prefix)
   set(bars 1)
   if(mangled MATCHES "OneBufferTileShape")
     set(bars 2)
-  endif()
-  if(NOT DEFINED loopless)
-    set(loopless FALSE)
   endif()
   set(${prefix}_loopless "${loopless}" PARENT_SCOPE)
   set(${prefix}_barriers "${bars}" PARENT_SCOPE)

@@ -791,8 +791,8 @@ def render_md(res: dict, js: dict, lds_src: str, sens: Optional[List[dict]] = No
       "one or two waves). Not quantified here. Settle: SQ_ACTIVE_INST_ANY / SQ_WAVE_CYCLES and "
       "SQ_INST_CYCLES_VMEM / _SALU of the 96→96 1024² conv on MI300X (2 waves per SIMD).")
     a("- A kernel without a K loop (the tap-row kernel of enc_conv_in, model step 15) is one K "
-      "tile: its fill is the prologue, its two or three MFMA steps the trip, its LDS ways the assumption "
-      "row (no bank-model row): settle with SQ_INSTS_VALU / SQ_INSTS_LDS and the conv's time on "
+      "tile: its fill is the prologue, its two or three MFMA steps the trip, its LDS ways the "
+      "assumption row (no bank-model row): settle with SQ_INSTS_VALU / SQ_INSTS_LDS and the conv's time on "
       "MI300X against the static count.")
     a("- The vector implicit GEMM's tap change counted at its rate (model step 9): its ~40 SALU and "
       "~16 VALU per change are spread evenly over the K tiles, as throughput; the change also "

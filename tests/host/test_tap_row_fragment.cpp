@@ -39,10 +39,8 @@ namespace {
 namespace emu = vaeconv::emu;
 namespace lay = vaeconv::layout;
 namespace cdna = vaeconv::kernel::cdna;
-using vaeconv::kernel::SwizzledTile;
 using vaeconv::kernel::TapRowFragment;
 using Target = emu::FragTarget;
-using BTile = SwizzledTile<8>;  // one 128-byte row of B per output channel (BK 64 bf16, 128 e4m3)
 
 enum class Break { kNothing, kNoRowShift, kBTailNotZeroed, kFourthRowFromHalo };
 
@@ -54,8 +52,10 @@ int run_tile(Target t, int h, int w, int oh0, int ow0, Break brk, unsigned seed,
              bool plant_nan = false) {
   using E = emu::OperandCode<H::kElemBytes>;
   using F = TapRowFragment<H, L>;
+  using Image = emu::TapRowImage<H>;
+  using BTile = typename Image::BTile;  // one 128-byte row of B per output channel
   constexpr int kEB = H::kElemBytes, kChunk = H::kChunkElems, kCin = H::kCin;
-  constexpr int kN = cdna::TapRowFragmentShape::BN, kKPad = 128 / kEB;
+  constexpr int kN = cdna::TapRowFragmentShape::BN, kKPad = Image::kKPad;
   constexpr int kBChunks = F::kBChunks;  // the chunks TapRowFragmentMath reads and the fill zeroes
   constexpr int kChunksPerStep = L::kK / kChunk;
   static_assert(kBChunks <= 8, "the atom steps read inside one 128-byte B row");
@@ -88,7 +88,6 @@ int run_tile(Target t, int h, int w, int oh0, int ow0, Break brk, unsigned seed,
   const std::uint32_t stage = (H::kBytes + 1023) / 1024 * 1024;
   const std::uint8_t poison = kEB == 1 && t == Target::kGfx942 ? 0x80 : 0xFF;
   std::vector<std::uint8_t> s(stage + kN * 128, poison);
-  using Image = emu::TapRowImage<H>;
   Image::put_halo(s, x, h, w, oh0, ow0);
   // B as the fill cuts it (packed_elem of the row's little-endian words, at tap_row_k), then the
   // chunks past the three tap rows up to kBChunks: zeros (the fill) or NaN codes (the control).

@@ -170,30 +170,30 @@ VAECONV_UNROLL
     for (int round = 0; round < kBRounds; ++round) {
       const int n = tid + round * Policy::kThreads;
       if (n < Policy::BN) {
-      uint32_t words[4 * kBRowChunks];
+        uint32_t words[4 * kBRowChunks];
 VAECONV_UNROLL
-      for (int i = 0; i < kBRowChunks; ++i) {
-        words[4 * i] = braw[round][i].x;
-        words[4 * i + 1] = braw[round][i].y;
-        words[4 * i + 2] = braw[round][i].z;
-        words[4 * i + 3] = braw[round][i].w;
-      }
+        for (int i = 0; i < kBRowChunks; ++i) {
+          words[4 * i] = braw[round][i].x;
+          words[4 * i + 1] = braw[round][i].y;
+          words[4 * i + 2] = braw[round][i].z;
+          words[4 * i + 3] = braw[round][i].w;
+        }
 VAECONV_UNROLL
-      for (int kh = 0; kh < Halo::kSteps; ++kh) {
-        uint32_t v[Halo::kTapElems];
+        for (int kh = 0; kh < Halo::kSteps; ++kh) {
+          uint32_t v[Halo::kTapElems];
 VAECONV_UNROLL
-        for (int e = 0; e < Halo::kTapElems; ++e)
-          v[e] = Halo::packed_elem(words, kh * Halo::kTapElems + e);  // natural column kh*9 + e
-        // K step kh = chunks 2 kh and 2 kh + 1 of the SwizzledTile row.
-        store_tap_row(lb, v, [&](int j) VAECONV_FORCE_INLINE_LAMBDA {
-          return Tile::offset(n, kh * Halo::kChunks + j);
-        });
-      }
-      // Chunks the math reads past the three tap rows (an atom of two tap rows): zeros, since
-      // LDS holds anything there and a NaN byte times a zero A is NaN.
+          for (int e = 0; e < Halo::kTapElems; ++e)
+            v[e] = Halo::packed_elem(words, kh * Halo::kTapElems + e);  // natural column kh*9 + e
+          // K step kh = chunks 2 kh and 2 kh + 1 of the SwizzledTile row.
+          store_tap_row(lb, v, [&](int j) VAECONV_FORCE_INLINE_LAMBDA {
+            return Tile::offset(n, kh * Halo::kChunks + j);
+          });
+        }
+        // Chunks the math reads past the three tap rows (an atom of two tap rows): zeros, since
+        // LDS holds anything there and a NaN byte times a zero A is NaN.
 VAECONV_UNROLL
-      for (int j = Halo::kSteps * Halo::kChunks; j < Math::kBChunks; ++j)
-        Arch::template store_lds<kElemBytes>(lb + Tile::offset(n, j), make_uint4(0, 0, 0, 0));
+        for (int j = Halo::kSteps * Halo::kChunks; j < Math::kBChunks; ++j)
+          Arch::template store_lds<kElemBytes>(lb + Tile::offset(n, j), make_uint4(0, 0, 0, 0));
       }
     }
   }

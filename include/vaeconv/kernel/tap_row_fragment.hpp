@@ -4,13 +4,13 @@
 // The wgmma tap-row kernel hands the tensor cores a descriptor per tap row; a fragment atom has
 // every lane load its own 16-byte chunk(s) of A (arch/fragment_layouts.hpp: lane l holds row
 // a_lds_row(l), chunk a_lds_chunk(l, part) of the atom's A tile). An atom K step covers
-// kRowsPerStep tap rows (Layout::kK / Halo::kStepElems: 1 for the bf16 atoms and NVIDIA's
-// m16n8k32 e4m3, 2 for CDNA's 32x32x64 e4m3), so chunk c of atom step s is chunk c % 2 of tap row
-// kh = s * kRowsPerStep + c / 2, and GEMM row m's tap row kh is halo pixel (m / 8 + kh, m % 8) =
-// m + 8 kh (8-pixel patch rows). Eight consecutive GEMM rows are eight consecutive 16-byte halo
-// pixels, so an atom's rows (32 on MFMA, 16 on mma.sync) read contiguous bytes of one chunk plane. The last step of a
-// two-row atom covers a fourth tap row, which does not exist: its lanes read chunk 1 of their
-// pixel's first tap row instead, which is zero for the e4m3 halo (a tap row's 9 elements fill
+// kRowsPerStep tap rows (Layout::kK / Halo::kStepElems: 1 for the bf16 atoms and NVIDIA's m16n8k32
+// e4m3, 2 for CDNA's 32x32x64 e4m3), so chunk c of atom step s is chunk c % 2 of tap row kh = s *
+// kRowsPerStep + c / 2, and GEMM row m's tap row kh is halo pixel (m / 8 + kh, m % 8) = m + 8 kh
+// (8-pixel patch rows). Eight consecutive GEMM rows are eight consecutive 16-byte halo pixels, so
+// an atom's rows (32 on MFMA, 16 on mma.sync) read contiguous bytes of one chunk plane. The last
+// step of a two-row atom covers a fourth tap row, which does not exist: its lanes read chunk 1 of
+// their pixel's first tap row instead, which is zero for the e4m3 halo (a tap row's 9 elements fill
 // part of chunk 0), and B's chunks there are zero too (the kernel's fill writes them).
 //   a_offset(l, part, m0, s)   lane l's address for atom step s, a constant per lane and step.
 // tap_row_fragment_kernel.hpp uses exactly this function; tests/host/test_tap_row_fragment.cpp

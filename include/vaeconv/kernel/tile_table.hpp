@@ -68,15 +68,15 @@ namespace cdna {
 // staged in row groups inside it, so four blocks fit gfx942's 64 KiB and its registers (2 waves
 // per SIMD). Against the 16-deep tile in two buffers (16 KiB, also four blocks), a K tile's fixed
 // cost (its waits, barriers, branch and cursor) is spread over twice the MFMAs: the tile is
-// issue-bound on gfx942. Chosen by the CDNA model at the pessimistic end among scratch-free gfx942 candidates
-// (docs/perf-notes.md, issue 25 W15 and W24). BN = 96 from the H200 sweeps (worth ~20 % there).
-// Not measured on AMD hardware.
+// issue-bound on gfx942. Chosen by the CDNA model at the pessimistic end among scratch-free
+// gfx942 candidates (docs/perf-notes.md, issue 25 W15 and W24). BN = 96 from the H200 sweeps
+// (worth ~20 % there). Not measured on AMD hardware.
 //                                 BM   BN  BK  warpsM warpsN stages
 using WideShape = OneBufferTileShape<128, 96, 32, 2, 1, 3>;
 // The bf16 wide tile's few-rounds partner (tile_rounds.hpp, the round rule): four waves of 32 x
 // 96, 32 deep, two tiles in flight in two LDS buffers (28 KiB, 2 blocks per CU: twice the wide
-// tile's waves per block), for the grids that the four resident blocks of WideShape do not finish in
-// fewer rounds over gfx942's CUs (the 512x512 and 256x256 layers, the downsample and upsample
+// tile's waves per block), for the grids that the four resident blocks of WideShape do not finish
+// in fewer rounds over gfx942's CUs (the 512x512 and 256x256 layers, the downsample and upsample
 // phases of 512 blocks or fewer): faster there at the pessimistic end of the CDNA model
 // (docs/perf-notes.md, issue 25 W6 and W15).
 using WideFewRoundsShape = TwoBufferTileShape<128, 96, 32, 4, 1, 3>;
@@ -98,11 +98,12 @@ using NarrowShape = TileShape<128, 32, 32, 4, 1, 2>;
 using NarrowSlicedShape = SlicedKTileShape<TileShape<32, 32, 32, 1, 1, 2>, 3>;
 using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 // The fp8 wide tile: the bf16 one's waves, 32 e4m3 deep (32-byte rows) in two LDS buffers with
-// three tiles ahead (the bf16 tile's form before W24), 16 KiB, 4 blocks per CU, on gfx942's one-chunk 32x32x32 atom (arch/cdna.hpp
-// AtomFp8K32; the 32x32x64 atom's two chunks per lane need BK >= 64). Its few-rounds partner
-// (tile_rounds.hpp) is the 64-deep tile in four waves of 32 x 96 and two LDS buffers, two tiles in
-// flight (28 KiB, 2 blocks per CU), on the 32x32x64 atom. Chosen by the CDNA model at the
-// pessimistic end (docs/perf-notes.md, issue 25 W6, W9 and W15). Not measured on AMD hardware.
+// three tiles ahead (the bf16 tile's form before W24), 16 KiB, 4 blocks per CU, on gfx942's
+// one-chunk 32x32x32 atom (arch/cdna.hpp AtomFp8K32; the 32x32x64 atom's two chunks per lane need
+// BK >= 64). Its few-rounds partner (tile_rounds.hpp) is the 64-deep tile in four waves of 32 x 96
+// and two LDS buffers, two tiles in flight (28 KiB, 2 blocks per CU), on the 32x32x64 atom. Chosen
+// by the CDNA model at the pessimistic end (docs/perf-notes.md, issue 25 W6, W9 and W15). Not
+// measured on AMD hardware.
 using WideShapeFp8 = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
 using WideFewRoundsShapeFp8 = TwoBufferTileShape<128, 96, 64, 4, 1, 3>;
 using SmallGridShapeFp8 = SlicedKTileShape<TwoBufferTileShape<128, 96, 32, 2, 1, 4, 2>, 2>;
@@ -474,14 +475,14 @@ constexpr bool kGfx950Tables = false;
 
 // The gfx942 table set's portable twin (TableSet::kGfx942Twin). On AMD gfx942's tables are the
 // primary set; the NVIDIA mma.sync build's primary set is NVIDIA's own tiles, so there gfx942's
-// wide tiles (the bf16 one 32 deep in one LDS buffer, the fp8 one 32-byte rows in two: layouts
-// no NVIDIA tile has) and its tap-reduce tiles (the 8 x 16 halo of 128 rows in two stages) are instantiated on
-// the mma.sync atom for the GPU suite to run, with the round rule's choice between the bf16 wide
-// tile and its few-rounds partner made as on gfx942 (its target constants, tile_rounds.hpp), so
-// that each shape runs the tile gfx942 gives it. The narrow, tiny and element-wise tiles keep the
-// primary set's (they differ from gfx942's in stages or warps only, and each more wide-family
-// policy is five more kernels to compile). Not in visit_table_set: a device never runs it, so
-// conv_forward does not instantiate it.
+// wide tiles (the bf16 one 32 deep in one LDS buffer, the fp8 one 32-byte rows in two: layouts no
+// NVIDIA tile has) and its tap-reduce tiles (the 8 x 16 halo of 128 rows in two stages) are
+// instantiated on the mma.sync atom for the GPU suite to run, with the round rule's choice between
+// the bf16 wide tile and its few-rounds partner made as on gfx942 (its target constants,
+// tile_rounds.hpp), so that each shape runs the tile gfx942 gives it. The narrow, tiny and
+// element-wise tiles keep the primary set's (they differ from gfx942's in stages or warps only, and
+// each more wide-family policy is five more kernels to compile). Not in visit_table_set: a device
+// never runs it, so conv_forward does not instantiate it.
 #if !defined(VAECONV_WIDE_WGMMA) && !defined(VAECONV_BACKEND_HIP)
 constexpr bool kGfx942TwinTables = true;
 template <DType kType>
