@@ -33,7 +33,10 @@
 # "hf8" the FP8 halo kernel's tile (patch as for "halo"), "trw" the bf16 tap-row kernel's tile
 # (Cin = 3; patch as for "halo"). Flag "mma" builds a wide candidate on mma.sync instead of wgmma
 # (then warpsM/warpsN count warps; with wgmma they count warpgroups). A wgmma candidate whose warp
-# tile is not 96 wide needs its width generated first (scripts/gen_wgmma_asm.py).
+# tile is not 96 wide needs its width generated first (scripts/gen_wgmma_asm.py). Flag "wsN" (a
+# wgmma wide candidate) makes it warp-specialized (kernel::WarpSpecializedTileShape: warpsM x
+# warpsN consumer warpgroups and a producer warpgroup, a persistent grid) with N bytes of
+# epilogue staging after its kStages buffers.
 # AMD (no GPU needed): the CDNA model ranks wide-tile candidates from their assembly (flag
 # "w192": the candidate takes the rows of the 192-wide tile instead of the 96-wide one's; flag
 # "halo": the candidate is the halo kernel on fragment atoms, a (BM / 8) x 8 patch of up to 96
@@ -91,7 +94,7 @@ case "${1:-}" in
     i=$(find "$root" -maxdepth 1 -name 'sweep-[0-9]*' -type d 2>/dev/null | wc -l)
     for c in "${CANDIDATES[@]}"; do
       IFS=, read -r bm bn bk wm wn st extra <<<"$c"
-      mb=1 role=0 mma=0 halo_cin=96
+      mb=1 role=0 mma=0 halo_cin=96 ws=0
       for f in ${extra//,/ }; do
         case "$f" in
           fp8) role=1 ;;
@@ -103,6 +106,7 @@ case "${1:-}" in
           trw) role=7 ;;
           hc*) halo_cin=${f#hc} ;;
           mma) mma=1 ;;
+          ws*) ws=${f#ws} ;;
           mb*) mb=${f#mb} ;;
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac
@@ -111,6 +115,7 @@ case "${1:-}" in
       defs+=";VAECONV_CANDIDATE_WM=$wm;VAECONV_CANDIDATE_WN=$wn;VAECONV_CANDIDATE_ST=$st"
       defs+=";VAECONV_CANDIDATE_MB=$mb;VAECONV_CANDIDATE_ROLE=$role"
       defs+=";VAECONV_CANDIDATE_MMA=$mma;VAECONV_CANDIDATE_HALO_CIN=$halo_cin"
+      defs+=";VAECONV_CANDIDATE_WS=$ws"
       configure "$defs"
       log="$root/sweep-$i.log"
       cmake --build "$tree" --target vaeconv_bench -j "$(nproc)" >"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }

@@ -7,6 +7,8 @@
 //                               commas)
 //   VAECONV_CANDIDATE_ROLE      the table entry it replaces (Role below)
 //   VAECONV_CANDIDATE_MMA       1: a wide candidate on the fragment atom (mma.sync), not wgmma
+//   VAECONV_CANDIDATE_WS        N > 0: the shape warp-specialized with N bytes of epilogue staging
+//                               (kernel::WarpSpecializedTileShape; wgmma wide candidates)
 //   VAECONV_CANDIDATE_HALO_CIN  the channels a halo candidate's halo holds (default 96); the
 //                               dispatch then sends it every T = 1 causal Cin up to that
 // The library and its headers stay the shipped ones: the candidate is a type, CandidateTiles (the
@@ -24,6 +26,9 @@
 #if !defined(VAECONV_CANDIDATE_MMA)
 #define VAECONV_CANDIDATE_MMA 0
 #endif
+#if !defined(VAECONV_CANDIDATE_WS)
+#define VAECONV_CANDIDATE_WS 0
+#endif
 #if !defined(VAECONV_CANDIDATE_HALO_CIN)
 #define VAECONV_CANDIDATE_HALO_CIN 96
 #endif
@@ -40,9 +45,13 @@ enum class Role : int {  // bench/sweep.sh's flags: (none), fp8, tr, el, el8, ha
   kHaloBf16 = 5, kHaloFp8 = 6, kTapRowBf16 = 7,
 };
 constexpr Role kRole = Role(VAECONV_CANDIDATE_ROLE);
-using Shape = TileShape<VAECONV_CANDIDATE_BM, VAECONV_CANDIDATE_BN, VAECONV_CANDIDATE_BK,
-                        VAECONV_CANDIDATE_WM, VAECONV_CANDIDATE_WN, VAECONV_CANDIDATE_ST,
-                        VAECONV_CANDIDATE_MB>;
+using PlainShape = TileShape<VAECONV_CANDIDATE_BM, VAECONV_CANDIDATE_BN, VAECONV_CANDIDATE_BK,
+                             VAECONV_CANDIDATE_WM, VAECONV_CANDIDATE_WN, VAECONV_CANDIDATE_ST,
+                             VAECONV_CANDIDATE_MB>;
+constexpr int kStagingWs = VAECONV_CANDIDATE_WS;
+using Shape = Pick<(kStagingWs > 0),
+                   WarpSpecializedTileShape<PlainShape, (kStagingWs > 0 ? kStagingWs : 1)>,
+                   PlainShape>;
 constexpr int kHaloCin = VAECONV_CANDIDATE_HALO_CIN;
 
 #if defined(VAECONV_NVIDIA_WGMMA)

@@ -23,6 +23,7 @@
 #include "vaeconv/kernel/tap_row_fragment_kernel.hpp"
 #include "vaeconv/kernel/tile_rounds.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
+#include "vaeconv/kernel/warp_specialized_conv_kernel.hpp"
 
 namespace vaeconv {
 
@@ -376,21 +377,24 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
     case ConvKind::kCausal3x3x3:
       if (d.cache_frames > 0) {  // validate_cache: only the 16-byte gather reads a cache
         if constexpr (kVector && (kBuild & kBuildCached) != 0)
-          return v.template run<kernel::ConvKernel<Policy, kernel::CachedCausalGeometry, true>>(-1);
+          return v.template run<
+              kernel::ImplicitGemmKernel<Policy, kernel::CachedCausalGeometry, true>>(-1);
         else if constexpr (kVector)
           return tile_kind_not_built();
         return Status(StatusCode::kUnsupported, "a cached conv needs the 16-byte gather");
       }
       if constexpr ((kBuild & kBuildCausal) != 0)
-        return v.template run<kernel::ConvKernel<Policy, kernel::CausalGeometry, kVector>>(-1);
+        return v.template run<
+            kernel::ImplicitGemmKernel<Policy, kernel::CausalGeometry, kVector>>(-1);
       return tile_kind_not_built();
     case ConvKind::kDownsample:
       if constexpr ((kBuild & kBuildDownsample) != 0)
-        return v.template run<kernel::ConvKernel<Policy, kernel::DownsampleGeometry, kVector>>(-1);
+        return v.template run<
+            kernel::ImplicitGemmKernel<Policy, kernel::DownsampleGeometry, kVector>>(-1);
       return tile_kind_not_built();
     case ConvKind::kTemporal:  // temporal_gather.hpp; interleaved halves: one launch per half
       if constexpr (kVector && (kBuild & kBuildTemporal) != 0) {
-        using K = kernel::ConvKernel<Policy, kernel::TemporalGeometry, true>;
+        using K = kernel::ImplicitGemmKernel<Policy, kernel::TemporalGeometry, true>;
         if (!d.interleave_halves) return v.template run<K>(-1);
         for (int half = 0; half < 2; ++half) VAECONV_RETURN_IF_ERROR(v.template run<K>(half));
         return Status::Ok();
@@ -408,7 +412,8 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
       if constexpr ((kBuild & kBuildUpsamplePhases) != 0) {
         for (int phase = 0; phase < kUpsamplePhases; ++phase)
           VAECONV_RETURN_IF_ERROR(
-              (v.template run<kernel::ConvKernel<Policy, kernel::UpsamplePhaseGeometry, kVector>>(
+              (v.template run<
+                  kernel::ImplicitGemmKernel<Policy, kernel::UpsamplePhaseGeometry, kVector>>(
                   phase)));
         return Status::Ok();
       }

@@ -20,6 +20,7 @@
 // Both compute the same fp32 expression in the same order, so they round to the same bits.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "vaeconv/core/config.hpp"
 #include "vaeconv/arch/runtime.hpp"
@@ -74,6 +75,16 @@ struct Epilogue {
   // The threads that store the staged tile: the whole block (in a sliced-K block every group's,
   // though only group 0 holds the sums: kernel/sliced_k.hpp).
   static constexpr int kStoreThreads = Policy::kBlockThreads;
+  // Their barrier between staging and storing: the block's, or the policy's own where only some
+  // of the block's warps store (a warp-specialized kernel's consumers: Policy::store_barrier()).
+  template <class P, class = void>
+  struct HasStoreBarrier : std::false_type {};
+  template <class P>
+  struct HasStoreBarrier<P, std::void_t<decltype(P::store_barrier())>> : std::true_type {};
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void sync() {
+    if constexpr (HasStoreBarrier<Policy>::value) Policy::store_barrier();
+    else __syncthreads();
+  }
 
   // b: the frame (n, ot) and the first output channel n0; rows: the tile's pixels; acc[i][j]: the
   // warp's atoms; (wm0, wn0): the warp tile's origin in the block tile; stage: the LDS the kernel
@@ -188,7 +199,7 @@ VAECONV_UNROLL
       });
     }
     if constexpr (Policy::kBulkStoreEpilogue) Arch::bulk_fence();
-    __syncthreads();
+    sync();
     uint16_t* y = static_cast<uint16_t*>(p.y);
     const int64_t frame_out = int64_t(b.n) * p.out_sn + int64_t(b.ot) * p.out_st;
     const bool rows_packed = int64_t(p.out_sh) == int64_t(p.wo) * p.out_sw;
@@ -210,7 +221,7 @@ VAECONV_UNROLL
         Arch::bulk_commit();
         Arch::bulk_wait_read();  // the rows are read out of LDS before it is written again
       }
-      __syncthreads();
+      sync();
       return;
     }
     // 2. Each thread copies 8-channel chunks of staged rows to the output: one 16-byte LDS read,
@@ -228,7 +239,7 @@ VAECONV_UNROLL
       *reinterpret_cast<uint4*>(y + out_offset(p, frame_out, rows_packed, m, n)) =
           *reinterpret_cast<const uint4*>(stage + Shape::packed_index(row, col));
     }
-    __syncthreads();
+    sync();
   }
 
   // One whole 8-channel chunk of output pixel row `off`, channels n .. n + 7 (all < Cout), from
@@ -317,7 +328,7 @@ VAECONV_UNROLL
             }
           }
         }
-        __syncthreads();
+        sync();
         // 2. Each thread writes 8 consecutive channels of one pixel per step.
         for (int idx = tid; idx < Shape::kSlabRows * Shape::kChunksPerRow;
              idx += kStoreThreads) {
@@ -348,7 +359,7 @@ VAECONV_NO_UNROLL
                             Arch::kFp8NanCode);
           }
         }
-        __syncthreads();
+        sync();
       }
     }
   }

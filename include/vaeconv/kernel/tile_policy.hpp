@@ -90,6 +90,22 @@ struct SlicedKTileShape : Shape {
   static constexpr int kSlicesK = Slices;
 };
 
+// A shape whose block is Shape's warps as consumers plus one producer warpgroup that does all the
+// copies (kernel/warp_specialized_conv_kernel.hpp: NVIDIA sm_90a, the wgmma atom), with an
+// epilogue staging of its own, StagingBytes after the pipeline: the pipeline's buffers belong to
+// the producer, which fills them with the next tile's K tiles while the epilogue runs.
+template <class Shape, int StagingBytes>
+struct WarpSpecializedTileShape : Shape {
+  static_assert(Shape::kSlicesK == 1, "a warp-specialized block walks all of K");
+  static constexpr bool kWarpSpecialized = true;
+  static constexpr int kStagingBytes = StagingBytes;
+};
+
+template <class Policy, class = void>
+struct IsWarpSpecialized : std::false_type {};
+template <class Policy>
+struct IsWarpSpecialized<Policy, std::enable_if_t<Policy::kWarpSpecialized>> : std::true_type {};
+
 // A tile shape bound to an architecture's atom and wave size, and the packed epilogue's store:
 // BulkStore hands each staged output row to the copy engine where the arch has one
 // (Arch::kBulkStore, epilogue.hpp), else 16-byte pieces through registers. tile_table.hpp sets it

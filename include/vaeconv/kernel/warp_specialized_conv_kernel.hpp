@@ -1,0 +1,276 @@
+// vaeconv/kernel/warp_specialized_conv_kernel.hpp — the implicit-GEMM conv kernel with a producer
+// warpgroup (NVIDIA sm_90a, the wgmma atom).
+//
+// ConvKernel (conv_kernel.hpp) has every warp both copy and multiply, meeting at a block barrier
+// per K tile; with wgmma that leaves the tensor pipe idle at each barrier and while a block fills
+// its pipeline and stores its tile (docs/performance.md, the profiles of issue 28). Here the
+// block's roles are split, as in cuDNN's and CUTLASS's sm_90 kernels:
+//   consumers  Shape::kWarps warpgroups (threads 0 .. kConsumerThreads - 1): wait until a stage
+//              is full, issue its wgmma batch, release the stage the previous batch read, and at
+//              the end of a block tile run the epilogue (its own LDS, after the pipeline's);
+//   producer   one warpgroup (the last 128 threads): the same gathers as ConvKernel (GatherA,
+//              CopyA's views, the weight gather), laid out over 128 threads, each K tile's
+//              cp.async copies into a free stage, the stage's full barrier armed to complete when
+//              they land (MBarrier::arrive_on_copies).
+// Stages form a ring of kStages buffers with two mbarriers each (arch/nvidia_mbarrier.hpp):
+//   full[s]   128 arrivals, one per producer thread, each when its copies of the stage landed;
+//   empty[s]  one arrival per consumer warp, once the batch that read the stage has retired.
+// K tile u of the block (counted over all its block tiles) lives in stage u % kStages, and is that
+// stage's use u / kStages: consumers wait for full[s] at parity (u / kStages) & 1, the producer
+// for empty[s] at the parity before it (a fresh barrier's "previous phase" counts as completed,
+// so the first kStages tiles wait for nothing).
+// The grid is persistent (the resident blocks, one per SM): block b computes tiles b,
+// b + gridDim.x, ... The producer runs ahead into the next tile while the consumers store the last
+// one, so neither a tile's first copies nor its epilogue leave the copy engine idle.
+// wgmma reads the stages through the async proxy: each consumer thread fences the proxies
+// (fence.proxy.async) after its wait on full[s], before the batch.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "vaeconv/arch/nvidia_mbarrier.hpp"
+#include "vaeconv/core/config.hpp"
+#include "vaeconv/arch/runtime.hpp"
+#include "vaeconv/kernel/block_gemm.hpp"
+#include "vaeconv/kernel/block_tiling.hpp"
+#include "vaeconv/kernel/cached_frames.hpp"
+#include "vaeconv/kernel/conv_gather.hpp"
+#include "vaeconv/kernel/conv_kernel.hpp"
+#include "vaeconv/kernel/conv_params.hpp"
+#include "vaeconv/kernel/epilogue.hpp"
+#include "vaeconv/kernel/tile_policy.hpp"
+
+namespace vaeconv::kernel {
+
+template <class Policy, class Geo, bool kVectorGather>
+struct WarpSpecializedConvKernel {
+  static_assert(kVectorGather, "the producer runs the 16-byte gather (Cin: whole chunks)");
+  static_assert(Policy::kAtomReadsLds && !Policy::kRegisterStaged,
+                "a producer warpgroup feeds an LDS atom (wgmma) with copies that land in LDS");
+  using Arch = typename Policy::ArchT;
+  using Atom = typename Policy::AtomT;
+  using Bar = arch::MBarrier;
+  static constexpr int kStages = Policy::kStages;
+  static constexpr int kConsumerThreads = Policy::kThreads;      // Shape::kWarps warpgroups
+  static constexpr int kConsumerWarps = kConsumerThreads / 32;
+  static constexpr int kProducerThreads = 128;                   // one warpgroup
+  static_assert(Policy::kWaveSize == kProducerThreads, "the atom group is a warpgroup");
+  // A promoting atom (e4m3) keeps a K tile's partial sums beside the accumulators: the producer
+  // gives up registers for them (setmaxnreg; the block's 64 Ki registers at 384 threads are 168 a
+  // thread: 56 for the producer leaves 224 to each consumer).
+  static constexpr bool kPromote = Policy::kPromoteEachTile;
+  static constexpr int kProducerRegisters = 56;
+  static constexpr int kConsumerRegisters =
+      (65536 / 128 - kProducerRegisters) / (kConsumerThreads / 128) / 8 * 8;
+  static_assert(!kPromote || kConsumerThreads == 256, "the register split is for two consumers");
+
+  // The producer's view of the tile: the same stages laid out over one warpgroup's copy roles.
+  using ProducerShape = TileShape<Policy::BM, Policy::BN, Policy::BK, 1, 1, kStages, 1>;
+  using ProducerPolicy = TilePolicy<ProducerShape, Arch, Atom>;
+  using Copy = BlockGemm<ProducerPolicy>;
+  static_assert(ProducerPolicy::kStageBytes == Policy::kStageBytes &&
+                    ProducerPolicy::kTileBytesA == Policy::kTileBytesA,
+                "producer and consumers agree on the stage layout");
+  using Gemm = BlockGemm<Policy>;
+
+  // The launch's view (api/conv.hpp, api/kernel_plan.hpp): every warp of the block.
+  struct LaunchPolicy : Policy {
+    static constexpr int kBlockThreads = kConsumerThreads + kProducerThreads;
+    static constexpr int kMinBlocks = 1;
+  };
+  // The epilogue's view: the consumers store, at their own barrier, through the staging LDS
+  // (its size as the pipeline's, so EpilogueShape fits its slabs, or row groups, into it).
+  struct EpiloguePolicy : Policy {
+    static constexpr int kBlockThreads = kConsumerThreads;
+    static constexpr int kPipelineBytes = Policy::kStagingBytes;
+    static constexpr int kLdsStages = 1, kLdsBuffers = 1, kAheadBytes = 0;
+    static constexpr int kStages = 2;  // fewer buffers than stages: row groups allowed
+    VAECONV_DEVICE VAECONV_FORCE_INLINE static void store_barrier() {
+      Bar::sync_threads<1, kConsumerThreads>();
+    }
+  };
+  using Epi = EpilogueShape<EpiloguePolicy>;
+  static_assert(Epi::kBytes <= Policy::kStagingBytes, "the fp32 staging fits its LDS");
+
+  static constexpr int kBarrierOffset = Policy::kPipelineBytes + Policy::kStagingBytes;
+  static constexpr int kSmemBytes = kBarrierOffset + 2 * kStages * 8;
+
+  using PolicyT = LaunchPolicy;
+  using Geometry = Geo;
+  using Tiling = LinearTiles;
+  static constexpr bool kPersistent = true;
+  VAECONV_HD static int k_tiles(const ConvParams& p) { return (p.k + Policy::BK - 1) / Policy::BK; }
+
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
+    uint64_t* full = reinterpret_cast<uint64_t*>(smem + kBarrierOffset);
+    uint64_t* empty = full + kStages;
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < kStages; ++s) {
+        Bar::init(&full[s], kProducerThreads);
+        Bar::init(&empty[s], kConsumerWarps);
+      }
+      Bar::fence_init();
+    }
+    __syncthreads();
+    if (int(blockIdx.x) >= p.tiles) return;
+    const int k_tiles = WarpSpecializedConvKernel::k_tiles(p);
+    if (int(threadIdx.x) >= kConsumerThreads) {
+      if constexpr (kPromote) arch::WarpgroupRegisters::decrease_to<kProducerRegisters>();
+      produce(p, smem, full, empty, k_tiles);
+    } else {
+      if constexpr (kPromote) arch::WarpgroupRegisters::increase_to<kConsumerRegisters>();
+      consume(p, smem, full, empty, k_tiles);
+    }
+  }
+
+ private:
+  // The ring position of the block's K tile u: stage u % kStages, phase parity (u / kStages) & 1.
+  struct Ring {
+    int stage = 0;
+    uint32_t parity = 0;
+    VAECONV_DEVICE void advance() {
+      if (++stage == kStages) {
+        stage = 0;
+        parity ^= 1u;
+      }
+    }
+  };
+
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void produce(const ConvParams& p, char* smem,
+                                                          uint64_t* full, uint64_t* empty,
+                                                          int k_tiles) {
+    const int tid = int(threadIdx.x) - kConsumerThreads;
+    const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
+    constexpr int kElemBytes = Policy::kElemBytes;
+    constexpr bool kMaskRowsA = !std::is_same_v<Geo, CachedCausalGeometry>;  // ConvKernel's rule
+    GatherA<Geo, Copy::kRowsA, Copy::kRowStep, Policy::BK, kElemBytes, false,
+            LaneKCursor<Atom>::value, kMaskRowsA>
+        ga;
+    CopyA<Geo, Arch> copy_a;
+    WeightGather<Copy::kRowsB, Copy::kRowStep, Policy::BK, kElemBytes> gb;
+    const auto view_b = Arch::make_view(p.w, p.w_view_bytes);
+    typename Copy::Slot slot;  // empty: cp.async stages nothing in registers
+    Ring ring;
+    for (int tile = int(blockIdx.x); tile < p.tiles; tile += int(gridDim.x)) {
+      const BlockCoord b = kernel::tile_coord<LinearTiles, Policy::BM, Policy::BN>(p, tile);
+      ga.init(p, b, row0, chunk);
+      gb.init(b, row0, chunk);
+      const char* x_frame = static_cast<const char*>(p.x) + kElemBytes * input_view_offset(p, b);
+      const auto view_a = Arch::make_view(x_frame, p.x_view_bytes);
+      copy_a.template start<kElemBytes>(p, b);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        Bar::wait(&empty[ring.stage], ring.parity ^ 1u);
+        copy_a.template copy<Copy>(slot, smem, ring.stage, row0, chunk, ga, view_a);
+        Copy::copy_b(slot, smem, ring.stage, row0, chunk, p, gb, view_b);
+        Bar::arrive_on_copies(&full[ring.stage]);
+        ga.advance(p);
+        gb.advance();
+        ring.advance();
+      }
+    }
+    Bar::wait_all_copies();
+  }
+
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void consume(const ConvParams& p, char* smem,
+                                                          uint64_t* full, uint64_t* empty,
+                                                          int k_tiles) {
+    const int tid = int(threadIdx.x);
+    const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
+    const int wm0 = (warp % Policy::kWarpsM) * Policy::WTM;
+    const int wn0 = (warp / Policy::kWarpsM) * Policy::WTN;
+    const bool releases = tid % 32 == 0;  // one arrival per warp on empty[s]
+    char* staging = smem + Policy::kPipelineBytes;
+    typename Gemm::FragC acc[Policy::kAtomsM][Policy::kAtomsN];
+    Gemm::zero(acc);
+    Ring ring;
+    for (int tile = int(blockIdx.x); tile < p.tiles; tile += int(gridDim.x)) {
+      const BlockCoord b = kernel::tile_coord<LinearTiles, Policy::BM, Policy::BN>(p, tile);
+      if constexpr (kPromote) {
+        // Each K tile's batch into the partial sums alone, waited for, its stage released, then
+        // added into acc (the first tile's copied): the other consumer's batch runs meanwhile.
+        typename Gemm::FragC part[Policy::kAtomsM][Policy::kAtomsN];
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          const int s = ring.stage;
+          Bar::wait(&full[s], ring.parity);
+          Atom::publish_lds();
+          batch(part, smem, s, wm0, wn0, 0);
+          Atom::template wait_batches<0>();
+          Gemm::fence_all(part);
+          if (releases) Bar::arrive(&empty[s]);
+          promote(acc, part, kt == 0);
+          ring.advance();
+        }
+      } else {
+        int previous = -1;  // the stage of the batch still in flight
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          const int s = ring.stage;
+          Bar::wait(&full[s], ring.parity);
+          Atom::publish_lds();  // the producer's copies, to the tensor cores' async proxy
+          batch(acc, smem, s, wm0, wn0, kt == 0 ? 0 : 1);  // a tile's first batch overwrites acc
+          Atom::template wait_batches<1>();                 // the batch before it has retired
+          if (previous >= 0 && releases) Bar::arrive(&empty[previous]);
+          previous = s;
+          ring.advance();
+        }
+        Atom::template wait_batches<0>();
+        Gemm::fence_all(acc);
+        if (releases) Bar::arrive(&empty[previous]);
+      }
+      Epilogue<EpiloguePolicy>::run(p, b, LinearRows{b.m0, p.frame_pixels}, acc, wm0, wn0, lane,
+                                    staging);
+    }
+  }
+
+  // acc = part (first) or acc += part.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void promote(
+      typename Gemm::FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
+      const typename Gemm::FragC (&part)[Policy::kAtomsM][Policy::kAtomsN], bool first) {
+VAECONV_UNROLL
+    for (int i = 0; i < Policy::kAtomsM; ++i)
+VAECONV_UNROLL
+      for (int j = 0; j < Policy::kAtomsN; ++j)
+VAECONV_UNROLL
+        for (int r = 0; r < Atom::Layout::kCElems; ++r)
+          acc[i][j].v[r] = first ? part[i][j].v[r] : acc[i][j].v[r] + part[i][j].v[r];
+  }
+
+  // One K tile's wgmma batch on stage s (BlockGemm's stage math, on the consumers' warp tiles).
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void batch(
+      typename Gemm::FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int s, int wm0,
+      int wn0, int first_scale) {
+    using Tile = typename Gemm::Tile;
+    const uint64_t da = Atom::template descriptor<Tile::kRowBytes>(
+        Arch::smem_u32(Gemm::stage_a(smem, s)) + Tile::offset(wm0, 0));
+    const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(
+        Arch::smem_u32(Gemm::stage_b(smem, s)) + Tile::offset(wn0, 0));
+    Gemm::template lds_batch<Policy::kAtomsK>(
+        acc,
+        [&](int i, int ka) VAECONV_FORCE_INLINE_LAMBDA {
+          return da + Gemm::block_offset16(i * Atom::kM, ka);
+        },
+        [&](int j, int ka) VAECONV_FORCE_INLINE_LAMBDA {
+          return db + Gemm::block_offset16(j * Atom::kN, ka);
+        },
+        first_scale, [](int) VAECONV_FORCE_INLINE_LAMBDA {});
+  }
+};
+
+template <class Policy, class Geo>
+__global__ void __launch_bounds__(Policy::kThreads + 128, 1)
+    warp_specialized_conv_kernel(ConvParams p) {
+  run_with_lds<WarpSpecializedConvKernel<Policy, Geo, true>, typename Policy::ArchT>(p);
+}
+
+template <class Policy, class Geo>
+constexpr auto kernel_entry(const WarpSpecializedConvKernel<Policy, Geo, true>*) {
+  return &warp_specialized_conv_kernel<Policy, Geo>;
+}
+
+// The implicit GEMM's kernel for a policy: the warp-specialized one for a warp-specialized shape.
+template <class Policy, class Geo, bool kVectorGather>
+using ImplicitGemmKernel =
+    std::conditional_t<IsWarpSpecialized<Policy>::value,
+                       WarpSpecializedConvKernel<Policy, Geo, kVectorGather>,
+                       ConvKernel<Policy, Geo, kVectorGather>>;
+
+}  // namespace vaeconv::kernel
