@@ -21,6 +21,8 @@
 // tests/host/test_pipeline_schedule.cpp replays the schedule, in both orders, and checks those
 // claims.
 #pragma once
+#include <cstdint>
+
 #include "vaeconv/core/config.hpp"
 
 namespace vaeconv::kernel {
@@ -62,6 +64,27 @@ struct PipelineSchedule {
   // Trips of kAhead tiles after which the buffers repeat: trip r (from tile 0) holds tiles
   // r * kAhead + u in buffers buffer(r * kAhead + u), the same as every kBufferTrips trips later.
   static constexpr int kBufferTrips = kBuffers / schedule_gcd(kBuffers, kAhead);
+};
+
+// The stage ring of a warp-specialized pipeline (warp_specialized_conv_kernel.hpp): K tile u of a
+// block (counted over all its block tiles) lives in stage u % kStages and is that stage's use
+// u / kStages, whose mbarrier phase has parity (u / kStages) & 1 (arch/nvidia_mbarrier.hpp). The
+// consumers wait for `full` at that parity; the producer waits for `empty` at the other one, the
+// phase of the stage's previous use (on a fresh barrier, the phase before the first, which counts
+// as completed). tests/host/test_warp_specialized_ring.cpp runs the protocol under random
+// interleavings and checks that no stage is refilled while a batch reads it.
+template <int kStages>
+struct StageRing {
+  int stage = 0;
+  uint32_t parity = 0;
+  VAECONV_HD void advance() {
+    if (++stage == kStages) {
+      stage = 0;
+      parity ^= 1u;
+    }
+  }
+  VAECONV_HD uint32_t consumer_parity() const { return parity; }
+  VAECONV_HD uint32_t producer_parity() const { return parity ^ 1u; }
 };
 
 }  // namespace vaeconv::kernel

@@ -17,8 +17,7 @@
 //   empty[s]  one arrival per consumer warp, once the batch that read the stage has retired.
 // K tile u of the block (counted over all its block tiles) lives in stage u % kStages, and is that
 // stage's use u / kStages: consumers wait for full[s] at parity (u / kStages) & 1, the producer
-// for empty[s] at the parity before it (a fresh barrier's "previous phase" counts as completed,
-// so the first kStages tiles wait for nothing).
+// for empty[s] at the parity before it (pipeline_schedule.hpp's StageRing).
 // The grid is persistent (the resident blocks, one per SM): block b computes tiles b,
 // b + gridDim.x, ... The producer runs ahead into the next tile while the consumers store the last
 // one, so neither a tile's first copies nor its epilogue leave the copy engine idle.
@@ -38,6 +37,7 @@
 #include "vaeconv/kernel/conv_kernel.hpp"
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
+#include "vaeconv/kernel/pipeline_schedule.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv::kernel {
@@ -124,17 +124,7 @@ struct WarpSpecializedConvKernel {
   }
 
  private:
-  // The ring position of the block's K tile u: stage u % kStages, phase parity (u / kStages) & 1.
-  struct Ring {
-    int stage = 0;
-    uint32_t parity = 0;
-    VAECONV_DEVICE void advance() {
-      if (++stage == kStages) {
-        stage = 0;
-        parity ^= 1u;
-      }
-    }
-  };
+  using Ring = StageRing<kStages>;
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void produce(const ConvParams& p, char* smem,
                                                           uint64_t* full, uint64_t* empty,
@@ -159,7 +149,7 @@ struct WarpSpecializedConvKernel {
       const auto view_a = Arch::make_view(x_frame, p.x_view_bytes);
       copy_a.template start<kElemBytes>(p, b);
       for (int kt = 0; kt < k_tiles; ++kt) {
-        Bar::wait(&empty[ring.stage], ring.parity ^ 1u);
+        Bar::wait(&empty[ring.stage], ring.producer_parity());
         copy_a.template copy<Copy>(slot, smem, ring.stage, row0, chunk, ga, view_a);
         Copy::copy_b(slot, smem, ring.stage, row0, chunk, p, gb, view_b);
         Bar::arrive_on_copies(&full[ring.stage]);
@@ -191,7 +181,7 @@ struct WarpSpecializedConvKernel {
         typename Gemm::FragC part[Policy::kAtomsM][Policy::kAtomsN];
         for (int kt = 0; kt < k_tiles; ++kt) {
           const int s = ring.stage;
-          Bar::wait(&full[s], ring.parity);
+          Bar::wait(&full[s], ring.consumer_parity());
           Atom::publish_lds();
           batch(part, smem, s, wm0, wn0, 0);
           Atom::template wait_batches<0>();
@@ -204,7 +194,7 @@ struct WarpSpecializedConvKernel {
         int previous = -1;  // the stage of the batch still in flight
         for (int kt = 0; kt < k_tiles; ++kt) {
           const int s = ring.stage;
-          Bar::wait(&full[s], ring.parity);
+          Bar::wait(&full[s], ring.consumer_parity());
           Atom::publish_lds();  // the producer's copies, to the tensor cores' async proxy
           batch(acc, smem, s, wm0, wn0, kt == 0 ? 0 : 1);  // a tile's first batch overwrites acc
           Atom::template wait_batches<1>();                 // the batch before it has retired
