@@ -1,5 +1,6 @@
 // vaeconv/arch/nvidia_mbarrier.hpp — shared-memory barriers of the NVIDIA architecture layer
-// (sm_90), for kernels whose warps play different roles (kernel/warp_specialized_conv_kernel.hpp).
+// (sm_90), for kernels whose warps play different roles (kernel/warp_specialized_conv_kernel.hpp),
+// and the register reallocation between those roles (sm_90a).
 //
 // An mbarrier is a 64-bit word in shared memory that completes a phase when its expected count
 // of arrivals has arrived, then starts the next phase with the same count. A waiter names the
@@ -23,6 +24,9 @@
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define VAECONV_HAS_MBARRIER_TRY_WAIT 1
+#endif
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define VAECONV_HAS_SETMAXNREG 1
 #endif
 
 namespace vaeconv::arch {
@@ -93,6 +97,27 @@ struct MBarrier {
   VAECONV_DEVICE static void wait_all_copies() {
 #if defined(__CUDA_ARCH__)
     asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+  }
+};
+
+// Register reallocation between the warpgroups of a warp-specialized block (setmaxnreg): a
+// producer warpgroup that only issues copies gives registers back, and its consumers take them
+// for accumulators. Every warp of the warpgroup executes it; counts are multiples of 8 in
+// [24, 256], and a block's warpgroups together never hold more than the block was launched with.
+struct WarpgroupRegisters {
+  template <int kCount>
+  VAECONV_DEVICE static void decrease_to() {
+    static_assert(kCount % 8 == 0 && kCount >= 24 && kCount <= 256, "setmaxnreg's range");
+#if defined(VAECONV_HAS_SETMAXNREG)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kCount));
+#endif
+  }
+  template <int kCount>
+  VAECONV_DEVICE static void increase_to() {
+    static_assert(kCount % 8 == 0 && kCount >= 24 && kCount <= 256, "setmaxnreg's range");
+#if defined(VAECONV_HAS_SETMAXNREG)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kCount));
 #endif
   }
 };

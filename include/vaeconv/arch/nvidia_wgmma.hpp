@@ -175,25 +175,4 @@ struct WgmmaAtom {
   }
 };
 
-// Register reallocation between the warpgroups of a warp-specialized block (setmaxnreg): a
-// producer warpgroup that only issues copies gives registers back, and its consumers take them
-// for accumulators. Every warp of the warpgroup executes it; counts are multiples of 8 in
-// [24, 256], and a block's warpgroups together never hold more than the block was launched with.
-struct WarpgroupRegisters {
-  template <int kCount>
-  VAECONV_DEVICE static void decrease_to() {
-    static_assert(kCount % 8 == 0 && kCount >= 24 && kCount <= 256, "setmaxnreg's range");
-#if defined(VAECONV_HAS_WGMMA)
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kCount));
-#endif
-  }
-  template <int kCount>
-  VAECONV_DEVICE static void increase_to() {
-    static_assert(kCount % 8 == 0 && kCount >= 24 && kCount <= 256, "setmaxnreg's range");
-#if defined(VAECONV_HAS_WGMMA)
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kCount));
-#endif
-  }
-};
-
 }  // namespace vaeconv::arch

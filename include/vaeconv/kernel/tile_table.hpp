@@ -203,11 +203,7 @@ using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
 // downsample layers timed, equal on the 192-channel downsample, slower on the 96-channel ones
 // (which it would pad) and neutral on the upsample phases, which keep WideShape; the temporal
 // convs keep WideShape until timed on it (docs/performance.md, the 128x192 tile).
-// Warp-specialized (WarpSpecializedTileShape): a third warpgroup does every copy, the two consumer
-// warpgroups only wait, multiply and store, over a persistent grid; the epilogue stages in 50 KiB
-// of its own (the packed bf16 tile, or the fp32 one in two row groups of 64), so a block takes
-// 160 + 50 KiB.
-using WideCout192Shape = WarpSpecializedTileShape<TileShape<128, 192, 64, 2, 1, 4, 1>, 51200>;
+using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
 // three resident blocks per SM (168 registers) hide the mma.sync issue latency that two did not.
@@ -230,10 +226,7 @@ using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
 // accumulators per thread. Faster than WideShapeFp8 on every 192- and 384-channel causal,
 // downsample and upsample-phase layer swept, where 3 stages and BK = 64 lost (docs/perf-notes.md,
 // the e4m3 192-wide sweep).
-// Warp-specialized as WideCout192Shape; each consumer keeps a K tile's partial sums beside its
-// accumulators (232 registers, the producer's given up: warp_specialized_conv_kernel.hpp).
-using WideCout192ShapeFp8 =
-    WarpSpecializedTileShape<TileShape<128, 192, 128, 2, 1, 4, 1>, 51200>;
+using WideCout192ShapeFp8 = TileShape<128, 192, 128, 2, 1, 4, 1>;
 #else
 // The fastest FP8 mma.sync tile measured; on sm_90 (the cuda-mma build) its main loop spills
 // (docs/amd-performance.md, the NVIDIA validation), which a smaller tile would have to beat.

@@ -23,6 +23,10 @@
 // one, so neither a tile's first copies nor its epilogue leave the copy engine idle.
 // wgmma reads the stages through the async proxy: each consumer thread fences the proxies
 // (fence.proxy.async) after its wait on full[s], before the batch.
+// Status: no shipped table has a warp-specialized tile yet. The kernel compiles for sm_90a (no
+// spill in bf16; the e4m3 form spills 50-90 bytes at the 224/56 register split), its protocol is
+// checked on the host (tests/host/test_warp_specialized_ring.cpp), and a sweep builds it as a
+// candidate (bench/sweep.sh flag wsN); it has not yet run on a GPU (docs/perf-notes.md, W26).
 #pragma once
 #include <cstdint>
 #include <type_traits>
