@@ -381,24 +381,6 @@ VAECONV_UNROLL
       for (int j = 0; j < Policy::kAtomsN; ++j) Atom::fence_operands(acc[i][j]);
   }
 
- private:
-  // Fragment atoms (mma.sync, MFMA): each lane loads its A and B fragments from stage s.
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static void mma_stage_fragments(
-      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int s, int wm0, int wn0,
-      int lane) {
-    const char* la = stage_a(smem, s);
-    const char* lb = stage_b(smem, s);
-VAECONV_UNROLL
-    for (int ka = 0; ka < Policy::kAtomsK; ++ka)
-      fragment_step(
-          acc,
-          [&](int i, int part) VAECONV_FORCE_INLINE_LAMBDA {
-            return la + Tile::offset(wm0 + i * Atom::kM + Layout::a_lds_row(lane),
-                                     ka * kChunksPerAtomK + Layout::a_lds_chunk(lane, part));
-          },
-          lb, ka, wn0, lane);
-  }
-
   // LDS atoms (wgmma): one batch per K tile, committed and left in flight. Each instruction is
   // handed the descriptors of its operand blocks: rows wm0 + 64i (A) and wn0 + N j (B), K
   // chunk 2 ka — whole swizzle repeats, so Tile::offset is the unswizzled address there. The
@@ -442,6 +424,23 @@ VAECONV_UNROLL
         for (int r = 0; r < Layout::kCElems; ++r) acc[i][j].v[r] += part[i][j].v[r];
   }
 
+ private:
+  // Fragment atoms (mma.sync, MFMA): each lane loads its A and B fragments from stage s.
+  VAECONV_DEVICE VAECONV_FORCE_INLINE static void mma_stage_fragments(
+      FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int s, int wm0, int wn0,
+      int lane) {
+    const char* la = stage_a(smem, s);
+    const char* lb = stage_b(smem, s);
+VAECONV_UNROLL
+    for (int ka = 0; ka < Policy::kAtomsK; ++ka)
+      fragment_step(
+          acc,
+          [&](int i, int part) VAECONV_FORCE_INLINE_LAMBDA {
+            return la + Tile::offset(wm0 + i * Atom::kM + Layout::a_lds_row(lane),
+                                     ka * kChunksPerAtomK + Layout::a_lds_chunk(lane, part));
+          },
+          lb, ka, wn0, lane);
+  }
 };
 
 // A kernel body's LDS: a fixed-size array where the target sizes LDS at compile time (AMD: the

@@ -23,8 +23,8 @@
 // one, so neither a tile's first copies nor its epilogue leave the copy engine idle.
 // wgmma reads the stages through the async proxy: each consumer thread fences the proxies
 // (fence.proxy.async) after its wait on full[s], before the batch.
-// Status: no shipped table has a warp-specialized tile yet. The kernel compiles for sm_90a (no
-// spill in bf16; the e4m3 form spills 50-90 bytes at the 224/56 register split), its protocol is
+// Status: no shipped table has a warp-specialized tile yet. The kernel compiles for sm_90a without
+// spill (128x192 bf16 and e4m3, the latter at the 104 / 200 register split), its protocol is
 // checked on the host (tests/host/test_warp_specialized_ring.cpp), and a sweep builds it as a
 // candidate (bench/sweep.sh flag wsN); it has not yet run on a GPU (docs/perf-notes.md, W26).
 #pragma once
@@ -61,9 +61,11 @@ struct WarpSpecializedConvKernel {
   static_assert(Policy::kWaveSize == kProducerThreads, "the atom group is a warpgroup");
   // A promoting atom (e4m3) keeps a K tile's partial sums beside the accumulators: the producer
   // gives up registers for them (setmaxnreg; the block's 64 Ki registers at 384 threads are 168 a
-  // thread: 56 for the producer leaves 224 to each consumer).
+  // thread: 104 for the producer leaves 200 to each consumer, the one split of 8-register steps
+  // where ptxas spills on neither side of the 128x192x128 tile: the producer's gathers spill below
+  // 104, the consumers' 192 accumulators and partial sums below 200).
   static constexpr bool kPromote = Policy::kPromoteEachTile;
-  static constexpr int kProducerRegisters = 56;
+  static constexpr int kProducerRegisters = 104;
   static constexpr int kConsumerRegisters =
       (65536 / 128 - kProducerRegisters) / (kConsumerThreads / 128) / 8 * 8;
   static_assert(!kPromote || kConsumerThreads == 256, "the register split is for two consumers");
@@ -181,17 +183,18 @@ struct WarpSpecializedConvKernel {
       const BlockCoord b = kernel::tile_coord<LinearTiles, Policy::BM, Policy::BN>(p, tile);
       if constexpr (kPromote) {
         // Each K tile's batch into the partial sums alone, waited for, its stage released, then
-        // added into acc (the first tile's copied): the other consumer's batch runs meanwhile.
+        // added into acc: the other consumer's batch runs meanwhile.
         typename Gemm::FragC part[Policy::kAtomsM][Policy::kAtomsN];
+        Gemm::zero(acc);
         for (int kt = 0; kt < k_tiles; ++kt) {
           const int s = ring.stage;
           Bar::wait(&full[s], ring.consumer_parity());
           Atom::publish_lds();
-          batch(part, smem, s, wm0, wn0, 0);
+          Gemm::mma_stage_from_lds(part, smem, s, wm0, wn0, 0);
           Atom::template wait_batches<0>();
           Gemm::fence_all(part);
           if (releases) Bar::arrive(&empty[s]);
-          promote(acc, part, kt == 0);
+          Gemm::promote(acc, part);
           ring.advance();
         }
       } else {
@@ -200,7 +203,8 @@ struct WarpSpecializedConvKernel {
           const int s = ring.stage;
           Bar::wait(&full[s], ring.consumer_parity());
           Atom::publish_lds();  // the producer's copies, to the tensor cores' async proxy
-          batch(acc, smem, s, wm0, wn0, kt == 0 ? 0 : 1);  // a tile's first batch overwrites acc
+          // A tile's first batch overwrites acc (scale-d 0).
+          Gemm::mma_stage_from_lds(acc, smem, s, wm0, wn0, kt == 0 ? 0 : 1);
           Atom::template wait_batches<1>();                 // the batch before it has retired
           if (previous >= 0 && releases) Bar::arrive(&empty[previous]);
           previous = s;
@@ -213,39 +217,6 @@ struct WarpSpecializedConvKernel {
       Epilogue<EpiloguePolicy>::run(p, b, LinearRows{b.m0, p.frame_pixels}, acc, wm0, wn0, lane,
                                     staging);
     }
-  }
-
-  // acc = part (first) or acc += part.
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static void promote(
-      typename Gemm::FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN],
-      const typename Gemm::FragC (&part)[Policy::kAtomsM][Policy::kAtomsN], bool first) {
-VAECONV_UNROLL
-    for (int i = 0; i < Policy::kAtomsM; ++i)
-VAECONV_UNROLL
-      for (int j = 0; j < Policy::kAtomsN; ++j)
-VAECONV_UNROLL
-        for (int r = 0; r < Atom::Layout::kCElems; ++r)
-          acc[i][j].v[r] = first ? part[i][j].v[r] : acc[i][j].v[r] + part[i][j].v[r];
-  }
-
-  // One K tile's wgmma batch on stage s (BlockGemm's stage math, on the consumers' warp tiles).
-  VAECONV_DEVICE VAECONV_FORCE_INLINE static void batch(
-      typename Gemm::FragC (&acc)[Policy::kAtomsM][Policy::kAtomsN], char* smem, int s, int wm0,
-      int wn0, int first_scale) {
-    using Tile = typename Gemm::Tile;
-    const uint64_t da = Atom::template descriptor<Tile::kRowBytes>(
-        Arch::smem_u32(Gemm::stage_a(smem, s)) + Tile::offset(wm0, 0));
-    const uint64_t db = Atom::template descriptor<Tile::kRowBytes>(
-        Arch::smem_u32(Gemm::stage_b(smem, s)) + Tile::offset(wn0, 0));
-    Gemm::template lds_batch<Policy::kAtomsK>(
-        acc,
-        [&](int i, int ka) VAECONV_FORCE_INLINE_LAMBDA {
-          return da + Gemm::block_offset16(i * Atom::kM, ka);
-        },
-        [&](int j, int ka) VAECONV_FORCE_INLINE_LAMBDA {
-          return db + Gemm::block_offset16(j * Atom::kN, ka);
-        },
-        first_scale, [](int) VAECONV_FORCE_INLINE_LAMBDA {});
   }
 };
 
