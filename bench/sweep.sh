@@ -36,7 +36,10 @@
 # tile is not 96 wide needs its width generated first (scripts/gen_wgmma_asm.py). Flag "wsN" (a
 # wgmma wide candidate) makes it warp-specialized (kernel::WarpSpecializedTileShape: warpsM x
 # warpsN consumer warpgroups and a producer warpgroup, a persistent grid) with N bytes of
-# epilogue staging after its kStages buffers.
+# epilogue staging after its kStages buffers. Flag "c192" (sm_90a) puts the candidate in place of
+# the 192-wide tile of its dtype (kernel::takes_wide_cout192's rows) instead of the wide tile, e.g.
+# the warp-specialized 192-wide tiles: "128,192,64,2,1,4,ws51200,c192"
+# "128,192,128,2,1,4,ws51200,c192,fp8".
 # AMD (no GPU needed): the CDNA model ranks wide-tile candidates from their assembly (flag
 # "w192": the candidate takes the rows of the 192-wide tile instead of the 96-wide one's; flag
 # "halo": the candidate is the halo kernel on fragment atoms, a (BM / 8) x 8 patch of up to 96
@@ -94,7 +97,7 @@ case "${1:-}" in
     i=$(find "$root" -maxdepth 1 -name 'sweep-[0-9]*' -type d 2>/dev/null | wc -l)
     for c in "${CANDIDATES[@]}"; do
       IFS=, read -r bm bn bk wm wn st extra <<<"$c"
-      mb=1 role=0 mma=0 halo_cin=96 ws=0
+      mb=1 role=0 mma=0 halo_cin=96 ws=0 c192=0
       for f in ${extra//,/ }; do
         case "$f" in
           fp8) role=1 ;;
@@ -104,6 +107,7 @@ case "${1:-}" in
           halo) role=5 ;;
           hf8) role=6 ;;
           trw) role=7 ;;
+          c192) c192=1 ;;
           hc*) halo_cin=${f#hc} ;;
           mma) mma=1 ;;
           ws*) ws=${f#ws} ;;
@@ -111,6 +115,8 @@ case "${1:-}" in
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac
       done
+      # c192: the 192-wide tile of the candidate's dtype (roles 8, 9), not the wide one.
+      if [ "$c192" = 1 ]; then role=$((role == 1 ? 9 : 8)); fi
       defs="VAECONV_CANDIDATE_BM=$bm;VAECONV_CANDIDATE_BN=$bn;VAECONV_CANDIDATE_BK=$bk"
       defs+=";VAECONV_CANDIDATE_WM=$wm;VAECONV_CANDIDATE_WN=$wn;VAECONV_CANDIDATE_ST=$st"
       defs+=";VAECONV_CANDIDATE_MB=$mb;VAECONV_CANDIDATE_ROLE=$role"

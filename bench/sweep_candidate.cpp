@@ -40,9 +40,9 @@ using namespace vaeconv::kernel;
 template <bool kUse, class Candidate, class Shipped>
 using Pick = std::conditional_t<kUse, Candidate, Shipped>;
 
-enum class Role : int {  // bench/sweep.sh's flags: (none), fp8, tr, el, el8, halo, hf8, trw
+enum class Role : int {  // bench/sweep.sh's flags: (none), fp8, tr, el, el8, halo, hf8, trw, c192
   kWideBf16 = 0, kWideFp8 = 1, kTapReduceBf16 = 2, kElementwiseBf16 = 3, kElementwiseFp8 = 4,
-  kHaloBf16 = 5, kHaloFp8 = 6, kTapRowBf16 = 7,
+  kHaloBf16 = 5, kHaloFp8 = 6, kTapRowBf16 = 7, kWideCout192Bf16 = 8, kWideCout192Fp8 = 9,
 };
 constexpr Role kRole = Role(VAECONV_CANDIDATE_ROLE);
 using PlainShape = TileShape<VAECONV_CANDIDATE_BM, VAECONV_CANDIDATE_BN, VAECONV_CANDIDATE_BK,
@@ -72,8 +72,11 @@ template <>
 struct CandidateTable<DType::kBF16> : Tiles<DType::kBF16> {
   using Shipped = Tiles<DType::kBF16>;
   using Wide = Pick<kRole == Role::kWideBf16, WideBf16, Shipped::Wide>;
-  // A wide candidate takes every wide vector row, the Cout % 192 == 0 ones too.
-  using WideCout192 = Pick<kRole == Role::kWideBf16, void, Shipped::WideCout192>;
+  // A wide candidate takes every wide vector row, the Cout % 192 == 0 ones too; a c192 one only
+  // those (sm_90a).
+  using WideCout192 =
+      Pick<kRole == Role::kWideCout192Bf16, WideBf16,
+           Pick<kRole == Role::kWideBf16, void, Shipped::WideCout192>>;
   using WideElementwise = Pick<kRole == Role::kElementwiseBf16,
                                TilePolicy<Shape, Arch, Arch::AtomBf16>, Shipped::WideElementwise>;
   using TapReduce = Pick<kRole == Role::kTapReduceBf16, TilePolicy<Shape, Arch, Arch::AtomBf16>,
@@ -93,6 +96,7 @@ template <>
 struct CandidateTable<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using Shipped = Tiles<DType::kFP8E4M3>;
   using Wide = Pick<kRole == Role::kWideFp8, WideFp8, Shipped::Wide>;
+  using WideCout192 = Pick<kRole == Role::kWideCout192Fp8, WideFp8, Shipped::WideCout192>;
   using WideElementwise = Pick<kRole == Role::kElementwiseFp8,
                                TilePolicy<Shape, Arch, Arch::AtomFp8>, Shipped::WideElementwise>;
 #if defined(VAECONV_NVIDIA_WGMMA)
