@@ -7,7 +7,8 @@
 // phase it waits for by its parity (0, 1, 0, ...): try_wait.parity P returns once the phase of
 // parity P has completed, and at once for P = 1 on a fresh barrier (whose phase 0 is current,
 // so "the phase before it" counts as completed). A ring of stages then needs no counter in
-// shared memory: use u of stage s (u = 0, 1, ...) waits for parity u & 1.
+// shared memory: use u of stage s (u = 0, 1, ...) waits for parity u & 1. A barrier is named by
+// its shared-memory address (Arch::smem_u32 of its 8 bytes, 8-byte aligned).
 //   init(bar, n)           expected arrivals per phase (one thread, before a block barrier);
 //   arrive(bar)            one arrival, releasing this thread's prior shared-memory accesses;
 //   arrive_on_copies(bar)  one arrival once this thread's prior cp.async copies have landed
@@ -15,8 +16,8 @@
 //   wait(bar, parity)      until the phase of that parity has completed (acquire);
 //   sync_threads<kId, kN>  a named block barrier (bar.sync id, n) for the kN threads of a role,
 //                          whole warps: the block's other warps neither wait nor count.
-// Only sm_90 device passes have try_wait; a kernel that uses these is built there only
-// (tile_table.hpp's warp-specialized tiles, sm_90a).
+// Only sm_90 device passes have try_wait (a warp-specialized tile is an sm_90a wgmma tile:
+// kernel/tile_policy.hpp's WarpSpecializedTileShape).
 #pragma once
 #include <cstdint>
 
@@ -32,17 +33,9 @@
 namespace vaeconv::arch {
 
 struct MBarrier {
-  VAECONV_DEVICE static uint32_t addr(const uint64_t* bar) {
-#if defined(__CUDA_ARCH__)
-    return static_cast<uint32_t>(__cvta_generic_to_shared(bar));
-#else
-    (void)bar;
-    return 0;
-#endif
-  }
-  VAECONV_DEVICE static void init(uint64_t* bar, int count) {
+  VAECONV_DEVICE static void init(uint32_t bar, int count) {
 #if defined(VAECONV_HAS_MBARRIER_TRY_WAIT)
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(addr(bar)), "r"(count)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count)
                  : "memory");
 #else
     (void)bar; (void)count;
@@ -54,28 +47,28 @@ struct MBarrier {
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
   }
-  VAECONV_DEVICE static void arrive(uint64_t* bar) {
+  VAECONV_DEVICE static void arrive(uint32_t bar) {
 #if defined(VAECONV_HAS_MBARRIER_TRY_WAIT)
-    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(addr(bar))
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(bar)
                  : "memory");
 #else
     (void)bar;
 #endif
   }
-  VAECONV_DEVICE static void arrive_on_copies(uint64_t* bar) {
+  VAECONV_DEVICE static void arrive_on_copies(uint32_t bar) {
 #if defined(VAECONV_HAS_MBARRIER_TRY_WAIT)
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(addr(bar))
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
                  : "memory");
 #else
     (void)bar;
 #endif
   }
-  VAECONV_DEVICE static void wait(uint64_t* bar, uint32_t parity) {
+  VAECONV_DEVICE static void wait(uint32_t bar, uint32_t parity) {
 #if defined(VAECONV_HAS_MBARRIER_TRY_WAIT)
     asm volatile(
         "{\n.reg .pred done;\nWAIT:\n"  // labels inside braces are local to them
         "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT;\n}\n" ::"r"(addr(bar)),
+        "@!done bra WAIT;\n}\n" ::"r"(bar),
         "r"(parity)
         : "memory");
 #else

@@ -31,6 +31,14 @@
 
 namespace vaeconv::kernel {
 
+// The A tile cursor's row test (conv_gather.hpp, kMaskRows) of an implicit-GEMM kernel: the mask
+// where the loads read the folded offsets only (AMD); on cp.async targets the flag and a select
+// for the cached conv's gather, the mask for the others: each the faster form of its kernels on
+// sm_90a (docs/perf-notes.md, W20).
+template <class Geo, class Arch>
+inline constexpr bool kGatherMasksRows =
+    LoadsReadFolded<Arch>::value || !std::is_same_v<Geo, CachedCausalGeometry>;
+
 template <class Policy, class Geo, bool kVectorGather>
 struct ConvKernel {
   using Gemm = BlockGemm<Policy>;
@@ -91,14 +99,8 @@ struct ConvKernel {
     // Copy roles: thread -> (row0, chunk) of both operand tiles.
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
-    // The tile cursor's row test (conv_gather.hpp, kMaskRows): the mask where the loads read the
-    // folded offsets only (AMD); on cp.async targets the flag and a select for the cached conv's
-    // gather, the mask for the others: each the faster form of its kernels on sm_90a
-    // (docs/perf-notes.md, W20).
-    constexpr bool kMaskRowsA =
-        LoadsReadFolded<Arch>::value || !std::is_same_v<Geo, CachedCausalGeometry>;
     GatherA<Geo, kRowsA, kRowStep, Policy::BK, kElemBytes, !kVectorGather,
-            LaneKCursor<typename Policy::AtomT>::value, kMaskRowsA>
+            LaneKCursor<typename Policy::AtomT>::value, kGatherMasksRows<Geo, Arch>>
         ga;
     CopyA<Geo, Arch> copy_a;  // the A view(s): x's, and the cache's for a cached conv
     // B keeps its folded offsets where the staged loads read them (AMD: BlockGemm's FoldsRange).

@@ -23,10 +23,9 @@
 // one, so neither a tile's first copies nor its epilogue leave the copy engine idle.
 // wgmma reads the stages through the async proxy: each consumer thread fences the proxies
 // (fence.proxy.async) after its wait on full[s], before the batch.
-// Status: no shipped table has a warp-specialized tile yet. The kernel compiles for sm_90a without
-// spill (128x192 bf16 and e4m3, the latter at the 104 / 200 register split), its protocol is
-// checked on the host (tests/host/test_warp_specialized_ring.cpp), and a sweep builds it as a
-// candidate (bench/sweep.sh flag wsN); it has not yet run on a GPU (docs/perf-notes.md, W26).
+// No shipped table has a warp-specialized tile: the kernel has not run on a GPU yet. Its protocol
+// is checked on the host (tests/host/test_warp_specialized_ring.cpp), and a sweep builds it as a
+// candidate (bench/sweep.sh flags wsN, c192; docs/perf-notes.md, W26).
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -61,9 +60,9 @@ struct WarpSpecializedConvKernel {
   static_assert(Policy::kWaveSize == kProducerThreads, "the atom group is a warpgroup");
   // A promoting atom (e4m3) keeps a K tile's partial sums beside the accumulators: the producer
   // gives up registers for them (setmaxnreg; the block's 64 Ki registers at 384 threads are 168 a
-  // thread: 104 for the producer leaves 200 to each consumer, the one split of 8-register steps
-  // where ptxas spills on neither side of the 128x192x128 tile: the producer's gathers spill below
-  // 104, the consumers' 192 accumulators and partial sums below 200).
+  // thread). 104 for the producer leaves 200 to each consumer: room for the producer's gather
+  // state and for the consumers' accumulators and partial sums (the split is chosen from ptxas's
+  // spill reports, docs/perf-notes.md, W26).
   static constexpr bool kPromote = Policy::kPromoteEachTile;
   static constexpr int kProducerRegisters = 104;
   static constexpr int kConsumerRegisters =
@@ -99,6 +98,7 @@ struct WarpSpecializedConvKernel {
   static_assert(Epi::kBytes <= Policy::kStagingBytes, "the fp32 staging fits its LDS");
 
   static constexpr int kBarrierOffset = Policy::kPipelineBytes + Policy::kStagingBytes;
+  static_assert(kBarrierOffset % 8 == 0, "mbarriers are 8-byte aligned");
   static constexpr int kSmemBytes = kBarrierOffset + 2 * kStages * 8;
 
   using PolicyT = LaunchPolicy;
@@ -108,12 +108,13 @@ struct WarpSpecializedConvKernel {
   VAECONV_HD static int k_tiles(const ConvParams& p) { return (p.k + Policy::BK - 1) / Policy::BK; }
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void run(const ConvParams& p, char* smem) {
-    uint64_t* full = reinterpret_cast<uint64_t*>(smem + kBarrierOffset);
-    uint64_t* empty = full + kStages;
+    // Shared addresses of the barriers (8 bytes each): full[s] at full + 8 s, empty[s] likewise.
+    const uint32_t full = Arch::smem_u32(smem + kBarrierOffset);
+    const uint32_t empty = full + 8 * kStages;
     if (threadIdx.x == 0) {
       for (int s = 0; s < kStages; ++s) {
-        Bar::init(&full[s], kProducerThreads);
-        Bar::init(&empty[s], kConsumerWarps);
+        Bar::init(full + 8 * s, kProducerThreads);
+        Bar::init(empty + 8 * s, kConsumerWarps);
       }
       Bar::fence_init();
     }
@@ -133,14 +134,13 @@ struct WarpSpecializedConvKernel {
   using Ring = StageRing<kStages>;
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void produce(const ConvParams& p, char* smem,
-                                                          uint64_t* full, uint64_t* empty,
+                                                          uint32_t full, uint32_t empty,
                                                           int k_tiles) {
     const int tid = int(threadIdx.x) - kConsumerThreads;
     const int chunk = tid % Policy::kChunksK, row0 = tid / Policy::kChunksK;
     constexpr int kElemBytes = Policy::kElemBytes;
-    constexpr bool kMaskRowsA = !std::is_same_v<Geo, CachedCausalGeometry>;  // ConvKernel's rule
     GatherA<Geo, Copy::kRowsA, Copy::kRowStep, Policy::BK, kElemBytes, false,
-            LaneKCursor<Atom>::value, kMaskRowsA>
+            LaneKCursor<Atom>::value, kGatherMasksRows<Geo, Arch>>
         ga;
     CopyA<Geo, Arch> copy_a;
     WeightGather<Copy::kRowsB, Copy::kRowStep, Policy::BK, kElemBytes> gb;
@@ -155,10 +155,10 @@ struct WarpSpecializedConvKernel {
       const auto view_a = Arch::make_view(x_frame, p.x_view_bytes);
       copy_a.template start<kElemBytes>(p, b);
       for (int kt = 0; kt < k_tiles; ++kt) {
-        Bar::wait(&empty[ring.stage], ring.producer_parity());
+        Bar::wait(empty + 8 * ring.stage, ring.producer_parity());
         copy_a.template copy<Copy>(slot, smem, ring.stage, row0, chunk, ga, view_a);
         Copy::copy_b(slot, smem, ring.stage, row0, chunk, p, gb, view_b);
-        Bar::arrive_on_copies(&full[ring.stage]);
+        Bar::arrive_on_copies(full + 8 * ring.stage);
         ga.advance(p);
         gb.advance();
         ring.advance();
@@ -168,7 +168,7 @@ struct WarpSpecializedConvKernel {
   }
 
   VAECONV_DEVICE VAECONV_FORCE_INLINE static void consume(const ConvParams& p, char* smem,
-                                                          uint64_t* full, uint64_t* empty,
+                                                          uint32_t full, uint32_t empty,
                                                           int k_tiles) {
     const int tid = int(threadIdx.x);
     const int lane = tid % Policy::kWaveSize, warp = tid / Policy::kWaveSize;
@@ -188,31 +188,30 @@ struct WarpSpecializedConvKernel {
         Gemm::zero(acc);
         for (int kt = 0; kt < k_tiles; ++kt) {
           const int s = ring.stage;
-          Bar::wait(&full[s], ring.consumer_parity());
+          Bar::wait(full + 8 * s, ring.consumer_parity());
           Atom::publish_lds();
           Gemm::mma_stage_from_lds(part, smem, s, wm0, wn0, 0);
           Atom::template wait_batches<0>();
-          Gemm::fence_all(part);
-          if (releases) Bar::arrive(&empty[s]);
-          Gemm::promote(acc, part);
+          if (releases) Bar::arrive(empty + 8 * s);
+          Gemm::promote(acc, part);  // fences part's registers after the wait first
           ring.advance();
         }
       } else {
         int previous = -1;  // the stage of the batch still in flight
         for (int kt = 0; kt < k_tiles; ++kt) {
           const int s = ring.stage;
-          Bar::wait(&full[s], ring.consumer_parity());
+          Bar::wait(full + 8 * s, ring.consumer_parity());
           Atom::publish_lds();  // the producer's copies, to the tensor cores' async proxy
           // A tile's first batch overwrites acc (scale-d 0).
           Gemm::mma_stage_from_lds(acc, smem, s, wm0, wn0, kt == 0 ? 0 : 1);
           Atom::template wait_batches<1>();                 // the batch before it has retired
-          if (previous >= 0 && releases) Bar::arrive(&empty[previous]);
+          if (previous >= 0 && releases) Bar::arrive(empty + 8 * previous);
           previous = s;
           ring.advance();
         }
         Atom::template wait_batches<0>();
         Gemm::fence_all(acc);
-        if (releases) Bar::arrive(&empty[previous]);
+        if (releases) Bar::arrive(empty + 8 * previous);
       }
       Epilogue<EpiloguePolicy>::run(p, b, LinearRows{b.m0, p.frame_pixels}, acc, wm0, wn0, lane,
                                     staging);
