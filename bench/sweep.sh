@@ -39,7 +39,10 @@
 # epilogue staging after its kStages buffers. Flag "c192" (sm_90a) puts the candidate in place of
 # the 192-wide tile of its dtype (kernel::takes_wide_cout192's rows) instead of the wide tile, e.g.
 # the warp-specialized 192-wide tiles: "128,192,64,2,1,4,ws51200,c192"
-# "128,192,128,2,1,4,ws51200,c192,fp8".
+# "128,192,128,2,1,4,ws51200,c192,fp8". Flag "nsN" (N >= 2) makes the candidate the narrow tile's
+# sliced-K form (kernel::SlicedKTileShape, N groups of warps over K; the NVIDIA tables have none)
+# with "fp8" the e4m3 one: the narrow convs whose K tiles split evenly take it, e.g. enc_conv_out's
+# "32,32,32,1,1,3,ns4" "32,32,64,1,1,3,ns6,fp8".
 # AMD (no GPU needed): the CDNA model ranks wide-tile candidates from their assembly (flag
 # "w192": the candidate takes the rows of the 192-wide tile instead of the 96-wide one's; flag
 # "halo": the candidate is the halo kernel on fragment atoms, a (BM / 8) x 8 patch of up to 96
@@ -97,7 +100,7 @@ case "${1:-}" in
     i=$(find "$root" -maxdepth 1 -name 'sweep-[0-9]*' -type d 2>/dev/null | wc -l)
     for c in "${CANDIDATES[@]}"; do
       IFS=, read -r bm bn bk wm wn st extra <<<"$c"
-      mb=1 role=0 mma=0 halo_cin=96 ws=0 c192=0
+      mb=1 role=0 mma=0 halo_cin=96 ws=0 c192=0 slices=1
       for f in ${extra//,/ }; do
         case "$f" in
           fp8) role=1 ;;
@@ -111,17 +114,20 @@ case "${1:-}" in
           hc*) halo_cin=${f#hc} ;;
           mma) mma=1 ;;
           ws*) ws=${f#ws} ;;
+          ns*) slices=${f#ns} ;;
           mb*) mb=${f#mb} ;;
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac
       done
       # c192: the 192-wide tile of the candidate's dtype (roles 8, 9), not the wide one.
       if [ "$c192" = 1 ]; then role=$((role == 1 ? 9 : 8)); fi
+      # nsN: the narrow tile's sliced-K form in N groups of warps (roles 10, 11).
+      if [ "$slices" != 1 ]; then role=$((role == 1 ? 11 : 10)); fi
       defs="VAECONV_CANDIDATE_BM=$bm;VAECONV_CANDIDATE_BN=$bn;VAECONV_CANDIDATE_BK=$bk"
       defs+=";VAECONV_CANDIDATE_WM=$wm;VAECONV_CANDIDATE_WN=$wn;VAECONV_CANDIDATE_ST=$st"
       defs+=";VAECONV_CANDIDATE_MB=$mb;VAECONV_CANDIDATE_ROLE=$role"
       defs+=";VAECONV_CANDIDATE_MMA=$mma;VAECONV_CANDIDATE_HALO_CIN=$halo_cin"
-      defs+=";VAECONV_CANDIDATE_WS=$ws"
+      defs+=";VAECONV_CANDIDATE_WS=$ws;VAECONV_CANDIDATE_SLICES=$slices"
       configure "$defs"
       log="$root/sweep-$i.log"
       cmake --build "$tree" --target vaeconv_bench -j "$(nproc)" >"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }

@@ -9,6 +9,8 @@
 //   VAECONV_CANDIDATE_MMA       1: a wide candidate on the fragment atom (mma.sync), not wgmma
 //   VAECONV_CANDIDATE_WS        N > 0: the shape warp-specialized with N bytes of epilogue staging
 //                               (kernel::WarpSpecializedTileShape; wgmma wide candidates)
+//   VAECONV_CANDIDATE_SLICES    N >= 2: the shape sliced over K into N groups of warps
+//                               (kernel::SlicedKTileShape; the narrow sliced-K candidates)
 //   VAECONV_CANDIDATE_HALO_CIN  the channels a halo candidate's halo holds (default 96); the
 //                               dispatch then sends it every T = 1 causal Cin up to that
 // The library and its headers stay the shipped ones: the candidate is a type, CandidateTiles (the
@@ -29,6 +31,9 @@
 #if !defined(VAECONV_CANDIDATE_WS)
 #define VAECONV_CANDIDATE_WS 0
 #endif
+#if !defined(VAECONV_CANDIDATE_SLICES)
+#define VAECONV_CANDIDATE_SLICES 1
+#endif
 #if !defined(VAECONV_CANDIDATE_HALO_CIN)
 #define VAECONV_CANDIDATE_HALO_CIN 96
 #endif
@@ -40,18 +45,22 @@ using namespace vaeconv::kernel;
 template <bool kUse, class Candidate, class Shipped>
 using Pick = std::conditional_t<kUse, Candidate, Shipped>;
 
-enum class Role : int {  // bench/sweep.sh's flags: (none), fp8, tr, el, el8, halo, hf8, trw, c192
+enum class Role : int {  // bench/sweep.sh's flags: (none), fp8, tr, el, el8, halo, hf8, trw, c192,
+                         // nsN
   kWideBf16 = 0, kWideFp8 = 1, kTapReduceBf16 = 2, kElementwiseBf16 = 3, kElementwiseFp8 = 4,
   kHaloBf16 = 5, kHaloFp8 = 6, kTapRowBf16 = 7, kWideCout192Bf16 = 8, kWideCout192Fp8 = 9,
+  kNarrowSlicedBf16 = 10, kNarrowSlicedFp8 = 11,
 };
 constexpr Role kRole = Role(VAECONV_CANDIDATE_ROLE);
 using PlainShape = TileShape<VAECONV_CANDIDATE_BM, VAECONV_CANDIDATE_BN, VAECONV_CANDIDATE_BK,
                              VAECONV_CANDIDATE_WM, VAECONV_CANDIDATE_WN, VAECONV_CANDIDATE_ST,
                              VAECONV_CANDIDATE_MB>;
 constexpr int kStagingWs = VAECONV_CANDIDATE_WS;
+constexpr int kSlices = VAECONV_CANDIDATE_SLICES;
 using Shape = Pick<(kStagingWs > 0),
                    WarpSpecializedTileShape<PlainShape, (kStagingWs > 0 ? kStagingWs : 1)>,
-                   PlainShape>;
+                   Pick<(kSlices > 1), SlicedKTileShape<PlainShape, (kSlices > 1 ? kSlices : 2)>,
+                        PlainShape>>;
 constexpr int kHaloCin = VAECONV_CANDIDATE_HALO_CIN;
 
 #if defined(VAECONV_NVIDIA_WGMMA)
@@ -81,6 +90,9 @@ struct CandidateTable<DType::kBF16> : Tiles<DType::kBF16> {
                                TilePolicy<Shape, Arch, Arch::AtomBf16>, Shipped::WideElementwise>;
   using TapReduce = Pick<kRole == Role::kTapReduceBf16, TilePolicy<Shape, Arch, Arch::AtomBf16>,
                          Shipped::TapReduce>;
+  // The narrow tile's sliced-K form (the shipped NVIDIA tables have none: void).
+  using NarrowSliced = Pick<kRole == Role::kNarrowSlicedBf16,
+                            TilePolicy<Shape, Arch, Arch::AtomBf16>, Shipped::NarrowSliced>;
 #if defined(VAECONV_NVIDIA_WGMMA)
   using Halo = Pick<kRole == Role::kHaloBf16,
                     HaloPolicy<TilePolicy<Shape, Arch, WgmmaBf16, kBulkStoreHaloBf16>,
@@ -99,6 +111,8 @@ struct CandidateTable<DType::kFP8E4M3> : Tiles<DType::kFP8E4M3> {
   using WideCout192 = Pick<kRole == Role::kWideCout192Fp8, WideFp8, Shipped::WideCout192>;
   using WideElementwise = Pick<kRole == Role::kElementwiseFp8,
                                TilePolicy<Shape, Arch, Arch::AtomFp8>, Shipped::WideElementwise>;
+  using NarrowSliced = Pick<kRole == Role::kNarrowSlicedFp8,
+                            TilePolicy<Shape, Arch, Arch::AtomFp8>, Shipped::NarrowSliced>;
 #if defined(VAECONV_NVIDIA_WGMMA)
   using Halo = Pick<kRole == Role::kHaloFp8,
                     HaloPolicy<TilePolicy<Shape, Arch, WgmmaFp8>, HaloTile<Shape::BM / 8, 8, 96, 1>>,
