@@ -197,12 +197,14 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
 // The bf16 tile of the causal (cached or not) and downsample convs whose Cout is a multiple of
 // 192 (192, 384; dispatch.hpp's takes_wide_cout192): two warpgroups of 64 x 192 (one m64n192
-// wgmma each per K step), the wide tile's BK and stages, 160 KiB of shared memory and so 1
+// wgmma each per K step), BK = 64, 4 stages, 160 KiB of shared memory and so 1
 // block/SM. Per K tile it reads each A row once for 192 output channels instead of twice for
 // 2 x 96: faster than WideShape on the 192- and 384-channel causal, cached-causal and 384-channel
 // downsample layers timed, equal on the 192-channel downsample, slower on the 96-channel ones
 // (which it would pad) and neutral on the upsample phases, which keep WideShape; the temporal
-// convs keep WideShape until timed on it (docs/performance.md, the 128x192 tile).
+// convs keep WideShape until timed on it (docs/performance.md, the 128x192 tile). The same tile
+// warp-specialized (a producer warpgroup, a persistent grid) measured slower on every row it
+// serves (docs/perf-notes.md, session 28), so bf16 keeps ConvKernel's.
 using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
@@ -225,8 +227,12 @@ using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
 // (128-byte rows), 4 stages, 160 KiB and so 1 block/SM; the promoted partial sums take 2 x 96
 // accumulators per thread. Faster than WideShapeFp8 on every 192- and 384-channel causal,
 // downsample and upsample-phase layer swept, where 3 stages and BK = 64 lost (docs/perf-notes.md,
-// the e4m3 192-wide sweep).
-using WideCout192ShapeFp8 = TileShape<128, 192, 128, 2, 1, 4, 1>;
+// the e4m3 192-wide sweep). Warp-specialized (kernel/warp_specialized_conv_kernel.hpp: a producer
+// warpgroup feeds the two consumers through mbarriers; 51200 bytes of epilogue staging of its own,
+// a persistent grid): each consumer promotes its batch while the other's runs, where ConvKernel's
+// block barrier per K tile serialized them; faster on the 192-channel causal and downsample and
+// the 192 -> 384 and 384 -> 384 256² rows, within 1 % elsewhere (docs/perf-notes.md, session 28).
+using WideCout192ShapeFp8 = WarpSpecializedTileShape<TileShape<128, 192, 128, 2, 1, 4, 1>, 51200>;
 #else
 // The fastest FP8 mma.sync tile measured; on sm_90 (the cuda-mma build) its main loop spills
 // (docs/amd-performance.md, the NVIDIA validation), which a smaller tile would have to beat.

@@ -23,9 +23,10 @@
 // one, so neither a tile's first copies nor its epilogue leave the copy engine idle.
 // wgmma reads the stages through the async proxy: each consumer thread fences the proxies
 // (fence.proxy.async) after its wait on full[s], before the batch.
-// No shipped table has a warp-specialized tile: the kernel has not run on a GPU yet. Its protocol
-// is checked on the host (tests/host/test_warp_specialized_ring.cpp), and a sweep builds it as a
-// candidate (bench/sweep.sh flags wsN, c192; docs/perf-notes.md, W26).
+// sm_90a's tables ship it where it measured faster (kernel/tile_table.hpp: the e4m3 192-wide
+// tile); the GPU suite runs it there. Its protocol is also checked on the host
+// (tests/host/test_warp_specialized_ring.cpp), and sweeps build it as a candidate (bench/sweep.sh
+// flags wsN, c192; docs/perf-notes.md, W26 and session 28).
 #pragma once
 #include <cstdint>
 #include <type_traits>
