@@ -122,7 +122,10 @@ case "${1:-}" in
       # c192: the 192-wide tile of the candidate's dtype (roles 8, 9), not the wide one.
       if [ "$c192" = 1 ]; then role=$((role == 1 ? 9 : 8)); fi
       # nsN: the narrow tile's sliced-K form in N groups of warps (roles 10, 11).
-      if [ "$slices" != 1 ]; then role=$((role == 1 ? 11 : 10)); fi
+      if [ "$slices" != 1 ]; then
+        [ "$c192" = 0 ] || { echo "c192 and nsN name different table entries: $c" >&2; exit 2; }
+        role=$((role == 1 ? 11 : 10))
+      fi
       defs="VAECONV_CANDIDATE_BM=$bm;VAECONV_CANDIDATE_BN=$bn;VAECONV_CANDIDATE_BK=$bk"
       defs+=";VAECONV_CANDIDATE_WM=$wm;VAECONV_CANDIDATE_WN=$wn;VAECONV_CANDIDATE_ST=$st"
       defs+=";VAECONV_CANDIDATE_MB=$mb;VAECONV_CANDIDATE_ROLE=$role"

@@ -231,7 +231,8 @@ using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
 // warpgroup feeds the two consumers through mbarriers; 51200 bytes of epilogue staging of its own,
 // a persistent grid): each consumer promotes its batch while the other's runs, where ConvKernel's
 // block barrier per K tile serialized them; faster on the 192-channel causal and downsample and
-// the 192 -> 384 and 384 -> 384 256² rows, within 1 % elsewhere (docs/perf-notes.md, session 28).
+// the 192 -> 384 and 384 -> 384 256² rows, about equal on the others (docs/perf-notes.md,
+// session 28).
 using WideCout192ShapeFp8 = WarpSpecializedTileShape<TileShape<128, 192, 128, 2, 1, 4, 1>, 51200>;
 #else
 // The fastest FP8 mma.sync tile measured; on sm_90 (the cuda-mma build) its main loop spills
