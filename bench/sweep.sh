@@ -23,9 +23,10 @@
 # shape's output (sampled, against the reference) before timing it.
 # Candidates are "BM,BN,BK,warpsM,warpsN,stages[,flag...]": flag "mbN" asks for N resident blocks
 # per SM (__launch_bounds__' second argument); the entry it replaces is the wide BF16 tile unless
-# a flag names another (on sm_90a the rows of kernel::takes_wide_cout192 keep the shipped 192-wide
-# tile of their type whatever wide tile a candidate replaces): "fp8" the wide FP8 tile (BK in fp8
-# elements; BK = 128 is a 128-byte row),
+# a flag names another (a wide bf16 candidate takes every wide vector row: on sm_90a those of the
+# 192-wide tile, kernel::takes_wide_cout192, and of the causal tile, kernel::takes_wide_causal,
+# too; a wide fp8 candidate leaves the 192-wide rows to the shipped tile): "fp8" the wide FP8 tile
+# (BK in fp8 elements; BK = 128 is a 128-byte row),
 # "tr" the BF16 tap-reduce tile (BN = 32; the halo is BM / 16 rows of 16 pixels), "el" the BF16
 # wide element-wise tile (Cin not a multiple of 8: enc_conv_in off sm_90a), "el8" the FP8 one,
 # "halo" the bf16 halo kernel's tile (its patch is BM / 8 rows of 8 pixels; it then takes every

@@ -86,6 +86,8 @@ struct CandidateTable<DType::kBF16> : Tiles<DType::kBF16> {
   using WideCout192 =
       Pick<kRole == Role::kWideCout192Bf16, WideBf16,
            Pick<kRole == Role::kWideBf16, void, Shipped::WideCout192>>;
+  // The causal tile's rows (sm_90a) go to a wide candidate too.
+  using WideCausal = Pick<kRole == Role::kWideBf16, void, Shipped::WideCausal>;
   using WideElementwise = Pick<kRole == Role::kElementwiseBf16,
                                TilePolicy<Shape, Arch, Arch::AtomBf16>, Shipped::WideElementwise>;
   using TapReduce = Pick<kRole == Role::kTapReduceBf16, TilePolicy<Shape, Arch, Arch::AtomBf16>,

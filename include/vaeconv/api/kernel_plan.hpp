@@ -35,7 +35,8 @@ struct KernelChoice {
   Family family = Family::kImplicitGemm;
   // The implicit GEMM's tile: by Cout (kernel/dispatch.hpp's choose_tile), then, for the wide
   // tile and a table with a 192-wide tile of the conv's operand type, by geometry and Cout % 192
-  // (takes_wide_cout192), else, for a table with a few-rounds partner, by the round rule
+  // (takes_wide_cout192), else, for a table with a causal tile of that type, by geometry
+  // (takes_wide_causal), else, for a table with a few-rounds partner, by the round rule
   // (kernel/tile_rounds.hpp).
   kernel::TileId tile = kernel::TileId::kWide;
   bool vector = true;            // the implicit GEMM's 16-byte gather (else element-wise)
@@ -206,8 +207,8 @@ inline kernel::TileId wide_tile_by_rounds(const ConvDesc& d, const PackedWeights
 }
 
 // The small-grid rule (kernel/tile_rounds.hpp) of a table T with a small-grid tile
-// (T::WideSmallGrid not void): the tile `chosen` (the wide tile, its few-rounds partner or the
-// 192-wide tile) unless its grid leaves each of the target's units at most
+// (T::WideSmallGrid not void): the tile `chosen` (the wide tile, its few-rounds partner, the
+// 192-wide tile or the causal tile) unless its grid leaves each of the target's units at most
 // T::kSmallGridBlocksPerUnit blocks (rule_grid_blocks), then the small-grid tile.
 template <class T>
 inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsInfo& w,
@@ -227,6 +228,9 @@ inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsI
     if (chosen == kernel::TileId::kWideCout192) {
       if constexpr (!std::is_void_v<typename T::WideCout192>)
         blocks = rule_grid_blocks<typename T::WideCout192>(d, w, upsample_phases);
+    } else if (chosen == kernel::TileId::kWideCausal) {
+      if constexpr (!std::is_void_v<typename T::WideCausal>)
+        blocks = rule_grid_blocks<typename T::WideCausal>(d, w, upsample_phases);
     } else if (chosen == kernel::TileId::kWideFewRounds) {
       if constexpr (!std::is_void_v<typename T::WideFewRounds>)
         blocks = rule_grid_blocks<typename T::WideFewRounds>(d, w, upsample_phases);
@@ -280,9 +284,16 @@ inline KernelChoice implicit_gemm_choice(const ConvDesc& d, const PackedWeightsI
       d.in_dtype == kFp8
           ? !std::is_void_v<typename Tables::template For<kFp8>::WideCout192>
           : !std::is_void_v<typename Tables::template For<kBf16>::WideCout192>;
+  // The causal tile where the table of the operand type has one (kernel::takes_wide_causal).
+  const bool causal =
+      d.in_dtype == kFp8
+          ? !std::is_void_v<typename Tables::template For<kFp8>::WideCausal>
+          : !std::is_void_v<typename Tables::template For<kBf16>::WideCausal>;
   if (cout192 && c.tile == kernel::TileId::kWide && c.vector &&
       kernel::takes_wide_cout192(d, c.upsample_phases))
     c.tile = kernel::TileId::kWideCout192;
+  else if (causal && c.tile == kernel::TileId::kWide && c.vector && kernel::takes_wide_causal(d))
+    c.tile = kernel::TileId::kWideCausal;
   else if (c.tile == kernel::TileId::kWide && c.vector)
     c.tile = d.in_dtype == kFp8
                  ? wide_tile_by_rounds<typename Tables::template For<kFp8>>(d, w,
@@ -496,6 +507,16 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
                 kBuildCausal | kBuildCached | kBuildDownsample |
                 (kType == DType::kFP8E4M3 ? unsigned(kBuildUpsamplePhases) : 0u);
             return visit_geometry<typename T::WideCout192, true, kBuild>(d, c, v);
+          }
+          break;
+        case kernel::TileId::kWideCausal:  // only the kernels takes_wide_causal can choose
+          if constexpr (!std::is_void_v<typename T::WideCausal>) {
+            if (!kernel::takes_wide_causal(d))
+              return Status(StatusCode::kUnsupported,
+                            "the causal tile runs only the causal convs, cached or not "
+                            "(kernel::takes_wide_causal)");
+            return visit_geometry<typename T::WideCausal, true, kBuildCausal | kBuildCached>(
+                d, c, v);
           }
           break;
       }

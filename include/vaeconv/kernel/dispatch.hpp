@@ -45,6 +45,15 @@ inline bool takes_wide_cout192(const ConvDesc& d, bool upsample_phases) {
   return upsample_phases && d.in_dtype == DType::kFP8E4M3;
 }
 
+// Whether a wide-tile conv of the implicit GEMM's 16-byte gather that takes_wide_cout192 leaves
+// takes the table's causal tile (tile_table.hpp's WideCausal, where the table of its operand type
+// has one: sm_90a bf16): the causal conv, with a cache or without (T = 1 and T > 1), the
+// geometries a GPU has checked against the reference and timed on that tile, faster than on the
+// wide tile on the 96-channel cached conv (docs/video.md). The downsample conv and the upsample
+// phases keep the wide tile (slower on the causal tile), and so do the temporal convs (not timed
+// on it); the kernels the rule never chooses are not built.
+inline bool takes_wide_causal(const ConvDesc& d) { return d.kind == ConvKind::kCausal3x3x3; }
+
 // The conv kinds the small-grid rule (tile_rounds.hpp) may give a table's small-grid tile: all
 // but the temporal convs, which keep the wide tile as they do on sm_90a's 192-wide rule (and
 // gfx950's e4m3 temporal kernel on the small-grid tile would hold one wave per SIMD: the

@@ -34,6 +34,8 @@ namespace vaeconv::kernel {
 // kNarrowSliced: the narrow tile's sliced-K form (kernel/sliced_k.hpp), where a table has one: the
 // narrow convs of the 16-byte gather whose K tiles split evenly over its groups of warps
 // (api/kernel_plan.hpp).
+// kWideCausal: the tile of the causal convs (cached or not) that the wide tile would otherwise
+// take, where a table has one (dispatch.hpp's takes_wide_causal; sm_90a bf16).
 enum class TileId : int {
   kWide = 0,
   kNarrow = 1,
@@ -41,7 +43,8 @@ enum class TileId : int {
   kWideFewRounds = 3,
   kWideCout192 = 4,
   kWideSmallGrid = 5,
-  kNarrowSliced = 6
+  kNarrowSliced = 6,
+  kWideCausal = 7
 };
 
 // The tap-reduce kernel (tap_reduce.hpp) for the RGB output layer: BN = 32 GEMM columns = 9 taps x
@@ -206,6 +209,20 @@ using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
 // warp-specialized (a producer warpgroup, a persistent grid) measured slower on every row it
 // serves (docs/perf-notes.md, session 28), so bf16 keeps ConvKernel's.
 using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
+// The bf16 tile of the causal convs (cached or not, T = 1 and T > 1) that WideShape would take
+// (dispatch.hpp's takes_wide_causal: Cout not a multiple of 192, and not the halo kernel's),
+// above all the 96-channel cached conv of a Wan video decode: warp-specialized
+// (kernel/warp_specialized_conv_kernel.hpp: a producer warpgroup feeds two consumer warpgroups of
+// 128 x 96 through mbarriers, 3 stages, 53248 bytes of epilogue staging of its own, one block per
+// SM, a persistent grid). The same tile in WideShape's place was slower on the downsample conv
+// and the upsample phases, which keep WideShape (docs/perf-notes.md, session 29).
+using WideCausalShape = WarpSpecializedTileShape<TileShape<256, 96, 64, 2, 1, 3, 1>, 53248>;
+// The narrow tile's sliced-K form (kernel/sliced_k.hpp) of the narrow convs whose K tiles split
+// evenly (enc_conv_out: 384 -> 32, a grid of 128 blocks of the narrow tile): 64 x 32 x 32 blocks
+// of two warps, 3 stages, K split over 4 groups of warps whose partial sums meet in LDS, on the
+// mma.sync atom, as the narrow tile. Faster than the narrow tile on that conv; 6 groups
+// and 128 x 32 in 2 were not faster (docs/perf-notes.md, session 29).
+using NarrowSlicedShapeNvidia = SlicedKTileShape<TileShape<64, 32, 32, 2, 1, 3>, 4>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
 // three resident blocks per SM (168 registers) hide the mma.sync issue latency that two did not.
@@ -324,6 +341,7 @@ using Arch = arch::Current;
 #if defined(VAECONV_WIDE_WGMMA)
 using WideAtomBf16 = Arch::AtomWgmmaBf16<WideShape::WTN>;
 using WideCout192AtomBf16 = Arch::AtomWgmmaBf16<WideCout192Shape::WTN>;
+using WideCausalAtomBf16 = Arch::AtomWgmmaBf16<WideCausalShape::WTN>;
 using WideAtomFp8 = Arch::AtomWgmmaFp8<WideShapeFp8::WTN>;
 using WideCout192AtomFp8 = Arch::AtomWgmmaFp8<WideCout192ShapeFp8::WTN>;
 #elif defined(VAECONV_BACKEND_HIP)
@@ -342,7 +360,8 @@ using WideAtomFp8 = Arch::AtomFp8;
 // the wide tile's few-rounds partner and kRoundTarget the target constants of the round rule
 // (tile_rounds.hpp) where the set has one, else void (one wide tile). WideCout192: the tile of
 // the Cout % 192 == 0 convs of dispatch.hpp's takes_wide_cout192 where the set has one (sm_90a
-// and gfx950, bf16 and e4m3), else void. WideSmallGrid: the tile of tile_rounds.hpp's small-grid
+// and gfx950, bf16 and e4m3), else void. WideCausal: the tile of dispatch.hpp's takes_wide_causal
+// convs where the set has one (sm_90a bf16), else void. WideSmallGrid: the tile of tile_rounds.hpp's small-grid
 // rule and kSmallGridTarget its target constants where the set has one (gfx950), else void.
 template <DType kType>
 struct Tiles;
@@ -362,13 +381,17 @@ struct Tiles<DType::kBF16> {
 #endif
 #if defined(VAECONV_WIDE_WGMMA)
   using WideCout192 = TilePolicy<WideCout192Shape, Arch, WideCout192AtomBf16>;
+  using WideCausal = TilePolicy<WideCausalShape, Arch, WideCausalAtomBf16>;
 #else
   using WideCout192 = void;
+  using WideCausal = void;
 #endif
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
 #if defined(VAECONV_BACKEND_HIP)
   using NarrowSliced = TilePolicy<NarrowSlicedShape, Arch, Arch::AtomBf16>;
+#elif defined(VAECONV_WIDE_WGMMA)
+  using NarrowSliced = TilePolicy<NarrowSlicedShapeNvidia, Arch, Arch::AtomBf16>;
 #else
   using NarrowSliced = void;
 #endif
@@ -417,6 +440,7 @@ struct Tiles<DType::kFP8E4M3> {
 #else
   using WideCout192 = void;
 #endif
+  using WideCausal = void;  // e4m3's causal convs keep the wide tile (none timed on another)
   using WideElementwise = TilePolicy<WideElementwiseShapeFp8, Arch, Arch::AtomFp8>;
   using Narrow = TilePolicy<NarrowShapeFp8, Arch, Arch::AtomFp8>;
 #if defined(VAECONV_BACKEND_HIP)
