@@ -220,8 +220,9 @@ using WideCausalShape = WarpSpecializedTileShape<TileShape<256, 96, 64, 2, 1, 3,
 // The narrow tile's sliced-K form (kernel/sliced_k.hpp) of the narrow convs whose K tiles split
 // evenly (enc_conv_out: 384 -> 32, a grid of 128 blocks of the narrow tile): 64 x 32 x 32 blocks
 // of two warps, 3 stages, K split over 4 groups of warps whose partial sums meet in LDS, on the
-// mma.sync atom, as the narrow tile. Faster than the narrow tile on that conv; 6 groups
-// and 128 x 32 in 2 were not faster (docs/perf-notes.md, session 29).
+// mma.sync atom, as the narrow tile. Faster than the narrow tile on that conv; 128 x 32 in 2
+// groups was not, and 6 groups were within the sweep's spread of 4 (docs/perf-notes.md, session
+// 29).
 using NarrowSlicedShapeNvidia = SlicedKTileShape<TileShape<64, 32, 32, 2, 1, 3>, 4>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
@@ -360,9 +361,10 @@ using WideAtomFp8 = Arch::AtomFp8;
 // the wide tile's few-rounds partner and kRoundTarget the target constants of the round rule
 // (tile_rounds.hpp) where the set has one, else void (one wide tile). WideCout192: the tile of
 // the Cout % 192 == 0 convs of dispatch.hpp's takes_wide_cout192 where the set has one (sm_90a
-// and gfx950, bf16 and e4m3), else void. WideCausal: the tile of dispatch.hpp's takes_wide_causal
-// convs where the set has one (sm_90a bf16), else void. WideSmallGrid: the tile of tile_rounds.hpp's small-grid
-// rule and kSmallGridTarget its target constants where the set has one (gfx950), else void.
+// and gfx950, bf16 and e4m3), else void. WideCausal: the tile of dispatch.hpp's
+// takes_wide_causal convs where the set has one (sm_90a bf16), else void. WideSmallGrid: the tile
+// of tile_rounds.hpp's small-grid rule and kSmallGridTarget its target constants where the set
+// has one (gfx950), else void.
 template <DType kType>
 struct Tiles;
 template <>
