@@ -38,6 +38,28 @@ inline Aim aim_halo(DType dtype = DType::kBF16) {
 static_assert(kernel::kTapRowKernel, "the GPU suite's builds have the tap-row kernel");
 inline Aim aim_tap_row() { return {"tap_row"}; }
 
+// The plan which_kernel reports for d, its status asserted (host code).
+inline KernelPlan plan_of(const ConvDesc& d) {
+  KernelPlan p;
+  const Status s = which_kernel(d, &p);
+  EXPECT_TRUE(s.ok()) << s.to_string() << " for " << d.to_string();
+  return p;
+}
+
+// Asserts that a plan is the implicit GEMM's 16-byte gather on Shape's tile, field by field.
+template <class Shape>
+inline void expect_plan_shape(const KernelPlan& p) {
+  EXPECT_EQ(p.choice.family, KernelChoice::Family::kImplicitGemm) << p.name();
+  EXPECT_TRUE(p.choice.vector) << p.name();
+  EXPECT_EQ(p.bm, Shape::BM) << p.name();
+  EXPECT_EQ(p.bn, Shape::BN) << p.name();
+  EXPECT_EQ(p.bk, Shape::BK) << p.name();
+  EXPECT_EQ(p.warps_m, Shape::kWarpsM) << p.name();
+  EXPECT_EQ(p.warps_n, Shape::kWarpsN) << p.name();
+  EXPECT_EQ(p.stages, Shape::kStages) << p.name();
+  EXPECT_EQ(p.min_blocks, Shape::kMinBlocks) << p.name();
+}
+
 // Asserts that which_kernel picks the kernel `aim` names for d (host code: runs without a GPU).
 inline void expect_kernel(const ConvDesc& d, const Aim& aim) {
   if (aim.family == nullptr) return;

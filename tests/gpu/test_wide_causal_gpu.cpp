@@ -26,27 +26,12 @@ constexpr bool kHasWideCausal = true;
 constexpr bool kHasWideCausal = false;
 #endif
 
-KernelPlan plan_of(const ConvDesc& d) {
-  KernelPlan p;
-  const Status s = which_kernel(d, &p);
-  EXPECT_TRUE(s.ok()) << s.to_string() << " for " << d.to_string();
-  return p;
-}
-
 // Whether the plan is the causal tile, field by field against its shape where the build has it.
 bool on_wide_causal(const KernelPlan& p) {
   if (p.choice.tile != kernel::TileId::kWideCausal) return false;
 #if defined(VAECONV_NVIDIA_WGMMA)
-  using S = kernel::WideCausalShape;
   EXPECT_EQ(p.dtype, DType::kBF16) << p.name();
-  EXPECT_EQ(p.choice.family, KernelChoice::Family::kImplicitGemm) << p.name();
-  EXPECT_TRUE(p.choice.vector) << p.name();
-  EXPECT_EQ(p.bm, S::BM) << p.name();
-  EXPECT_EQ(p.bn, S::BN) << p.name();
-  EXPECT_EQ(p.bk, S::BK) << p.name();
-  EXPECT_EQ(p.warps_m, S::kWarpsM) << p.name();
-  EXPECT_EQ(p.warps_n, S::kWarpsN) << p.name();
-  EXPECT_EQ(p.stages, S::kStages) << p.name();
+  expect_plan_shape<kernel::WideCausalShape>(p);
   return true;
 #else
   ADD_FAILURE() << p.name() << ": kWideCausal on a build without the causal tile";

@@ -16,6 +16,7 @@
 
 #include <string>
 
+#include "kernel_aim.hpp"
 #include "vaeconv/api/kernel_plan.hpp"
 #include "vaeconv/conv/vae_shapes.hpp"
 #include "vaeconv/kernel/dispatch.hpp"
@@ -30,13 +31,6 @@ constexpr bool kHasWideCout192 = true;
 constexpr bool kHasWideCout192 = false;
 #endif
 
-KernelPlan plan_of(const ConvDesc& d) {
-  KernelPlan p;
-  const Status s = which_kernel(d, &p);
-  EXPECT_TRUE(s.ok()) << s.to_string() << " for " << d.to_string();
-  return p;
-}
-
 // Whether the plan is the 192-wide tile, field by field against its shape where the build has it.
 bool on_wide_cout192(const KernelPlan& p) {
   if (p.choice.tile != kernel::TileId::kWideCout192) {
@@ -44,24 +38,10 @@ bool on_wide_cout192(const KernelPlan& p) {
     return false;
   }
 #if defined(VAECONV_NVIDIA_WGMMA)
-  const bool fp8 = p.dtype == DType::kFP8E4M3;
-  const int bm = fp8 ? kernel::WideCout192ShapeFp8::BM : kernel::WideCout192Shape::BM;
-  const int bn = fp8 ? kernel::WideCout192ShapeFp8::BN : kernel::WideCout192Shape::BN;
-  const int bk = fp8 ? kernel::WideCout192ShapeFp8::BK : kernel::WideCout192Shape::BK;
-  const int wm = fp8 ? kernel::WideCout192ShapeFp8::kWarpsM : kernel::WideCout192Shape::kWarpsM;
-  const int wn = fp8 ? kernel::WideCout192ShapeFp8::kWarpsN : kernel::WideCout192Shape::kWarpsN;
-  const int st = fp8 ? kernel::WideCout192ShapeFp8::kStages : kernel::WideCout192Shape::kStages;
-  const int mb =
-      fp8 ? kernel::WideCout192ShapeFp8::kMinBlocks : kernel::WideCout192Shape::kMinBlocks;
-  EXPECT_EQ(p.choice.family, KernelChoice::Family::kImplicitGemm) << p.name();
-  EXPECT_TRUE(p.choice.vector) << p.name();
-  EXPECT_EQ(p.bm, bm) << p.name();
-  EXPECT_EQ(p.bn, bn) << p.name();
-  EXPECT_EQ(p.bk, bk) << p.name();
-  EXPECT_EQ(p.warps_m, wm) << p.name();
-  EXPECT_EQ(p.warps_n, wn) << p.name();
-  EXPECT_EQ(p.stages, st) << p.name();
-  EXPECT_EQ(p.min_blocks, mb) << p.name();
+  if (p.dtype == DType::kFP8E4M3)
+    expect_plan_shape<kernel::WideCout192ShapeFp8>(p);
+  else
+    expect_plan_shape<kernel::WideCout192Shape>(p);
   return true;
 #else
   ADD_FAILURE() << p.name() << ": kWideCout192 on a build without the 192-wide tile";
