@@ -41,7 +41,8 @@
 # the 192-wide tile of its dtype (kernel::takes_wide_cout192's rows) instead of the wide tile, e.g.
 # the warp-specialized 192-wide tiles: "128,192,64,2,1,4,ws51200,c192"
 # "128,192,128,2,1,4,ws51200,c192,fp8". Flag "nsN" (N >= 2) makes the candidate the narrow tile's
-# sliced-K form (kernel::SlicedKTileShape, N groups of warps over K; the NVIDIA tables have none)
+# sliced-K form (kernel::SlicedKTileShape, N groups of warps over K; of the NVIDIA tables only
+# sm_90a's bf16 one has it)
 # with "fp8" the e4m3 one: the narrow convs whose K tiles split evenly take it, e.g. enc_conv_out's
 # "32,32,32,1,1,3,ns4" "32,32,64,1,1,3,ns6,fp8".
 # AMD (no GPU needed): the CDNA model ranks wide-tile candidates from their assembly (flag

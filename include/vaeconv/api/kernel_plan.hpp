@@ -207,8 +207,8 @@ inline kernel::TileId wide_tile_by_rounds(const ConvDesc& d, const PackedWeights
 }
 
 // The small-grid rule (kernel/tile_rounds.hpp) of a table T with a small-grid tile
-// (T::WideSmallGrid not void): the tile `chosen` (the wide tile, its few-rounds partner, the
-// 192-wide tile or the causal tile) unless its grid leaves each of the target's units at most
+// (T::WideSmallGrid not void): the tile `chosen` (the wide tile, its few-rounds partner or the
+// 192-wide tile) unless its grid leaves each of the target's units at most
 // T::kSmallGridBlocksPerUnit blocks (rule_grid_blocks), then the small-grid tile.
 template <class T>
 inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsInfo& w,
@@ -228,9 +228,6 @@ inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsI
     if (chosen == kernel::TileId::kWideCout192) {
       if constexpr (!std::is_void_v<typename T::WideCout192>)
         blocks = rule_grid_blocks<typename T::WideCout192>(d, w, upsample_phases);
-    } else if (chosen == kernel::TileId::kWideCausal) {
-      if constexpr (!std::is_void_v<typename T::WideCausal>)
-        blocks = rule_grid_blocks<typename T::WideCausal>(d, w, upsample_phases);
     } else if (chosen == kernel::TileId::kWideFewRounds) {
       if constexpr (!std::is_void_v<typename T::WideFewRounds>)
         blocks = rule_grid_blocks<typename T::WideFewRounds>(d, w, upsample_phases);
