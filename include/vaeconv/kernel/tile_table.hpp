@@ -207,7 +207,7 @@ using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
 // (which it would pad) and neutral on the upsample phases, which keep WideShape; the temporal
 // convs keep WideShape until timed on it (docs/performance.md, the 128x192 tile). The same tile
 // warp-specialized (a producer warpgroup, a persistent grid) measured slower on every row it
-// serves (docs/perf-notes.md, session 28), so bf16 keeps ConvKernel's.
+// serves (docs/perf-notes.md), so bf16 keeps ConvKernel's.
 using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
 // The bf16 tile of the causal convs (cached or not, T = 1 and T > 1) that WideShape would take
 // (dispatch.hpp's takes_wide_causal: Cout not a multiple of 192, and not the halo kernel's),
@@ -215,14 +215,13 @@ using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
 // (kernel/warp_specialized_conv_kernel.hpp: a producer warpgroup feeds two consumer warpgroups of
 // 128 x 96 through mbarriers, 3 stages, 53248 bytes of epilogue staging of its own, one block per
 // SM, a persistent grid). The same tile in WideShape's place was slower on the downsample conv
-// and the upsample phases, which keep WideShape (docs/perf-notes.md, session 29).
+// and the upsample phases, which keep WideShape (docs/perf-notes.md).
 using WideCausalShape = WarpSpecializedTileShape<TileShape<256, 96, 64, 2, 1, 3, 1>, 53248>;
 // The narrow tile's sliced-K form (kernel/sliced_k.hpp) of the narrow convs whose K tiles split
 // evenly (enc_conv_out: 384 -> 32, a grid of 128 blocks of the narrow tile): 64 x 32 x 32 blocks
 // of two warps, 3 stages, K split over 4 groups of warps whose partial sums meet in LDS, on the
 // mma.sync atom, as the narrow tile. Faster than the narrow tile on that conv; 128 x 32 in 2
-// groups was not, and 6 groups were within the sweep's spread of 4 (docs/perf-notes.md, session
-// 29).
+// groups was not, and 6 groups were within the sweep's spread of 4 (docs/perf-notes.md).
 using NarrowSlicedShapeNvidia = SlicedKTileShape<TileShape<64, 32, 32, 2, 1, 3>, 4>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
@@ -249,8 +248,7 @@ using WideShapeFp8 = TileShape<64, 96, 128, 1, 1, 3, 3>;
 // warpgroup feeds the two consumers through mbarriers; 51200 bytes of epilogue staging of its own,
 // a persistent grid): each consumer promotes its batch while the other's runs, where ConvKernel's
 // block barrier per K tile serialized them; faster on the 192-channel causal and downsample and
-// the 192 -> 384 and 384 -> 384 256² rows, about equal on the others (docs/perf-notes.md,
-// session 28).
+// the 192 -> 384 and 384 -> 384 256² rows, about equal on the others (docs/perf-notes.md).
 using WideCout192ShapeFp8 = WarpSpecializedTileShape<TileShape<128, 192, 128, 2, 1, 4, 1>, 51200>;
 #else
 // The fastest FP8 mma.sync tile measured; on sm_90 (the cuda-mma build) its main loop spills

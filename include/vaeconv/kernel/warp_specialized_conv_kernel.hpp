@@ -26,7 +26,7 @@
 // sm_90a's tables ship it where it measured faster (kernel/tile_table.hpp: the e4m3 192-wide
 // tile); the GPU suite runs it there. Its protocol is also checked on the host
 // (tests/host/test_warp_specialized_ring.cpp), and sweeps build it as a candidate (bench/sweep.sh
-// flags wsN, c192; docs/perf-notes.md, W26 and session 28).
+// flags wsN, c192; docs/perf-notes.md, W26).
 #pragma once
 #include <cstdint>
 #include <type_traits>
