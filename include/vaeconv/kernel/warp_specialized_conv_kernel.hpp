@@ -66,8 +66,14 @@ struct WarpSpecializedConvKernel {
   // spill reports, docs/perf-notes.md, W26).
   static constexpr bool kPromote = Policy::kPromoteEachTile;
   static constexpr int kProducerRegisters = 104;
+  // setmaxnreg only moves registers between the warpgroups of a block: the pool is what the block
+  // was launched with, the launch bound's count a thread (65536 / threads in whole 8s: 168 at 384
+  // threads) for every thread. A raise that the producer's release does not cover waits forever,
+  // so the consumers share exactly what is left of that pool.
+  static constexpr int kWarpgroups = (kConsumerThreads + kProducerThreads) / 128;
+  static constexpr int kLaunchRegisters = 65536 / (kConsumerThreads + kProducerThreads) / 8 * 8;
   static constexpr int kConsumerRegisters =
-      (65536 / 128 - kProducerRegisters) / (kConsumerThreads / 128) / 8 * 8;
+      (kLaunchRegisters * kWarpgroups - kProducerRegisters) / (kConsumerThreads / 128) / 8 * 8;
   static_assert(!kPromote || kConsumerThreads == 256, "the register split is for two consumers");
 
   // The producer's view of the tile: the same stages laid out over one warpgroup's copy roles.
