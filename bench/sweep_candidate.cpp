@@ -46,10 +46,10 @@ template <bool kUse, class Candidate, class Shipped>
 using Pick = std::conditional_t<kUse, Candidate, Shipped>;
 
 enum class Role : int {  // bench/sweep.sh's flags: (none), fp8, tr, el, el8, halo, hf8, trw, c192,
-                         // nsN
+                         // nsN, nw
   kWideBf16 = 0, kWideFp8 = 1, kTapReduceBf16 = 2, kElementwiseBf16 = 3, kElementwiseFp8 = 4,
   kHaloBf16 = 5, kHaloFp8 = 6, kTapRowBf16 = 7, kWideCout192Bf16 = 8, kWideCout192Fp8 = 9,
-  kNarrowSlicedBf16 = 10, kNarrowSlicedFp8 = 11,
+  kNarrowSlicedBf16 = 10, kNarrowSlicedFp8 = 11, kNarrowWgmmaBf16 = 12,
 };
 constexpr Role kRole = Role(VAECONV_CANDIDATE_ROLE);
 using PlainShape = TileShape<VAECONV_CANDIDATE_BM, VAECONV_CANDIDATE_BN, VAECONV_CANDIDATE_BK,
@@ -93,8 +93,12 @@ struct CandidateTable<DType::kBF16> : Tiles<DType::kBF16> {
   using TapReduce = Pick<kRole == Role::kTapReduceBf16, TilePolicy<Shape, Arch, Arch::AtomBf16>,
                          Shipped::TapReduce>;
   // The narrow tile's sliced-K form (sm_90a's bf16 table has one; the others on NVIDIA: void).
+  // An nw candidate: the narrow tile on the wgmma atom, which then takes every narrow conv (the
+  // sliced-K form off).
   using NarrowSliced = Pick<kRole == Role::kNarrowSlicedBf16,
-                            TilePolicy<Shape, Arch, Arch::AtomBf16>, Shipped::NarrowSliced>;
+                            TilePolicy<Shape, Arch, Arch::AtomBf16>,
+                            Pick<kRole == Role::kNarrowWgmmaBf16, void, Shipped::NarrowSliced>>;
+  using Narrow = Pick<kRole == Role::kNarrowWgmmaBf16, WideBf16, Shipped::Narrow>;
 #if defined(VAECONV_NVIDIA_WGMMA)
   using Halo = Pick<kRole == Role::kHaloBf16,
                     HaloPolicy<TilePolicy<Shape, Arch, WgmmaBf16, kBulkStoreHaloBf16>,
