@@ -42,6 +42,7 @@
 #include "vaeconv/kernel/conv_params.hpp"
 #include "vaeconv/kernel/epilogue.hpp"
 #include "vaeconv/kernel/pipeline_schedule.hpp"
+#include "vaeconv/kernel/register_split.hpp"
 #include "vaeconv/kernel/tile_policy.hpp"
 
 namespace vaeconv::kernel {
@@ -65,15 +66,10 @@ struct WarpSpecializedConvKernel {
   // state and for the consumers' accumulators and partial sums (the split is chosen from ptxas's
   // spill reports, docs/perf-notes.md, W26).
   static constexpr bool kPromote = Policy::kPromoteEachTile;
-  static constexpr int kProducerRegisters = 104;
-  // setmaxnreg only moves registers between the warpgroups of a block: the pool is what the block
-  // was launched with, the launch bound's count a thread (65536 / threads in whole 8s: 168 at 384
-  // threads) for every thread. A raise that the producer's release does not cover waits forever,
-  // so the consumers share exactly what is left of that pool.
-  static constexpr int kWarpgroups = (kConsumerThreads + kProducerThreads) / 128;
-  static constexpr int kLaunchRegisters = 65536 / (kConsumerThreads + kProducerThreads) / 8 * 8;
-  static constexpr int kConsumerRegisters =
-      (kLaunchRegisters * kWarpgroups - kProducerRegisters) / (kConsumerThreads / 128) / 8 * 8;
+  // The consumers share what the producer leaves of the block's launch pool (register_split.hpp).
+  static constexpr RegisterSplit kSplit = register_split(kConsumerThreads / 128, 104);
+  static constexpr int kProducerRegisters = kSplit.producer;
+  static constexpr int kConsumerRegisters = kSplit.consumer;
   static_assert(!kPromote || kConsumerThreads == 256, "the register split is for two consumers");
 
   // The producer's view of the tile: the same stages laid out over one warpgroup's copy roles.
