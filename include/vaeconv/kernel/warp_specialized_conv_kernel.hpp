@@ -68,8 +68,6 @@ struct WarpSpecializedConvKernel {
   static constexpr bool kPromote = Policy::kPromoteEachTile;
   // The consumers share what the producer leaves of the block's launch pool (register_split.hpp).
   static constexpr RegisterSplit kSplit = register_split(kConsumerThreads / 128, 104);
-  static constexpr int kProducerRegisters = kSplit.producer;
-  static constexpr int kConsumerRegisters = kSplit.consumer;
   static_assert(!kPromote || kConsumerThreads == 256, "the register split is for two consumers");
 
   // The producer's view of the tile: the same stages laid out over one warpgroup's copy roles.
@@ -125,10 +123,10 @@ struct WarpSpecializedConvKernel {
     if (int(blockIdx.x) >= p.tiles) return;
     const int k_tiles = WarpSpecializedConvKernel::k_tiles(p);
     if (int(threadIdx.x) >= kConsumerThreads) {
-      if constexpr (kPromote) arch::WarpgroupRegisters::decrease_to<kProducerRegisters>();
+      if constexpr (kPromote) arch::WarpgroupRegisters::decrease_to<kSplit.producer>();
       produce(p, smem, full, empty, k_tiles);
     } else {
-      if constexpr (kPromote) arch::WarpgroupRegisters::increase_to<kConsumerRegisters>();
+      if constexpr (kPromote) arch::WarpgroupRegisters::increase_to<kSplit.consumer>();
       consume(p, smem, full, empty, k_tiles);
     }
   }
