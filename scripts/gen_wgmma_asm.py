@@ -4,8 +4,9 @@
 An inline-asm statement needs its operand list written out literally: one "+f" accumulator per
 register (N/2 of them for wgmma m64nN with fp32 D), then the two descriptors and the scale-d
 flag. This script writes those lists for the widths the shipped tiles use (kernel/tile_table.hpp:
-96, every tile's warp tile but one; 192, the sm_90a bf16 WideCout192 tile: one instruction per K
-step where two 96-wide ones would read the A block twice), so that they are generated rather than
+32, the sm_90a bf16 narrow tile; 96, the wide tiles; 192, the sm_90a WideCout192 tiles: one
+instruction per K step where two 96-wide ones would read the A block twice), so that they are
+generated rather than
 typed; its output is the text between the BEGIN/END markers in nvidia_wgmma.hpp. A sweep candidate
 of another width (bench/sweep.sh) needs that width added to WIDTHS, the header regenerated, and its
 case in WgmmaAtom::mma.
@@ -14,7 +15,7 @@ case in WgmmaAtom::mma.
 """
 import sys
 
-WIDTHS = [96, 192]  # the shipped tiles' warp-tile widths (WgmmaAtom::mma)
+WIDTHS = [32, 96, 192]  # the shipped tiles' warp-tile widths (WgmmaAtom::mma)
 
 
 def macro(n: int) -> str:

@@ -25,10 +25,10 @@ struct LaunchHostWork {
   bool refuse_grid = false;
   int launches = 0;
   template <class Kernel>
-  Status run(int phase) {
+  Status run(const kernel::LaunchPart& part) {
     if (refuse_grid) return detail::check_launch_grid<Kernel>(int64_t(1) << 40);
     kernel::ConvParams p;
-    VAECONV_RETURN_IF_ERROR(detail::launch_grid<Kernel>(d, a, phase, &p));
+    VAECONV_RETURN_IF_ERROR(detail::launch_grid<Kernel>(d, a, part, &p));
     ++launches;
     return Status::Ok();
   }

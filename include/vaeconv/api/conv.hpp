@@ -72,10 +72,10 @@ struct Launcher {
   const ConvArgs& a;
   hipStream_t stream;
   template <class Kernel>
-  Status run(int phase) {
+  Status run(const kernel::LaunchPart& part) {
     using Policy = typename Kernel::PolicyT;
     kernel::ConvParams p;
-    VAECONV_RETURN_IF_ERROR(launch_grid<Kernel>(d, a, phase, &p));  // host work, no allocation
+    VAECONV_RETURN_IF_ERROR(launch_grid<Kernel>(d, a, part, &p));  // host work, no allocation
     return launch<Policy, Kernel::kSmemBytes>(kernel::kernel_entry(static_cast<Kernel*>(nullptr)),
                                               dim3(unsigned(p.tiles), 1, 1), p, stream,
                                               Kernel::kPersistent);

@@ -21,6 +21,7 @@
 #include "vaeconv/kernel/tap_reduce_kernel.hpp"
 #include "vaeconv/kernel/tap_row_conv_kernel.hpp"
 #include "vaeconv/kernel/tap_row_fragment_kernel.hpp"
+#include "vaeconv/kernel/tail_split.hpp"
 #include "vaeconv/kernel/tile_rounds.hpp"
 #include "vaeconv/kernel/tile_table.hpp"
 #include "vaeconv/kernel/warp_specialized_conv_kernel.hpp"
@@ -41,6 +42,9 @@ struct KernelChoice {
   kernel::TileId tile = kernel::TileId::kWide;
   bool vector = true;            // the implicit GEMM's 16-byte gather (else element-wise)
   bool upsample_phases = false;  // an upsample conv as four 2 x 2 phase launches
+  // > 0: the tail rule's split (kernel/tail_split.hpp): the tile runs pixels [0, tail_begin) of
+  // every frame, the table's tail tile the rest, in a second launch (each phase's, where phased).
+  int tail_begin = 0;
 };
 
 static_assert(int(KernelChoice::Family::kImplicitGemm) == int(kernel::FamilyId::kImplicitGemm) &&
@@ -66,6 +70,11 @@ struct KernelPlan {
   int k_tiles = 0;      // main-loop K tiles per block
   int lds_bytes = 0;    // LDS / shared memory per block
   int patch_rows = 0, patch_cols = 0;  // the output patch of the tap-reduce and halo kernels
+  // The tail launch of a conv the tail rule splits (choice.tail_begin > 0; the fields above are
+  // the head launch's, whose tiles cover pixels [0, tail_begin) of every frame): its tile and
+  // blocks (0 where the conv runs in one launch per phase).
+  int tail_bm = 0, tail_bn = 0;
+  int64_t tail_tiles = 0;
   kernel::TableSet table_set = kernel::TableSet::kPrimary;  // the tables it was planned from
   std::string target() const { return kernel::table_set_name(table_set); }  // "gfx942", ...
   std::string family() const {  // the family's name() (kernel/dispatch.hpp)
@@ -83,6 +92,9 @@ struct KernelPlan {
                     std::to_string(stages);
     if (lds_stages != stages) s += " b" + std::to_string(lds_stages);
     if (slices_k != 1) s += " k" + std::to_string(slices_k);
+    if (choice.tail_begin > 0)
+      s += " tail " + std::to_string(tail_bm) + "x" + std::to_string(tail_bn) + "@" +
+           std::to_string(choice.tail_begin);
     if (choice.family == KernelChoice::Family::kImplicitGemm) {
       const int g = geo_stride * 1000 + geo_pad * 100 + geo_up * 10 + geo_taps;
       s += g == 1113 ? " causal" : g == 2013 ? " downsample" : g == 1123 ? " upsample"
@@ -98,14 +110,21 @@ namespace detail {
 // The grid of a launch, one function for every family (shared by the launches and
 // which_kernel's plan): per frame m_blocks pixel blocks (kernel/block_tiling.hpp: runs of BM
 // pixels, or patches) times n_tiles Cout tiles, over N * T_out frames; *p is the kernel's
-// parameters. phase >= 0: that output phase of an upsample conv packed in phases.
+// parameters. part.phase >= 0: that output phase of an upsample conv packed in phases (or half
+// of a temporal conv's interleaved output); a pixel range in part: the runs of BM pixels of that
+// range of every frame (the tail rule's two launches; the caller keeps it inside the frame).
 template <class Policy, class Tiling>
-inline int64_t block_grid(const ConvDesc& d, const ConvArgs& a, int phase, kernel::ConvParams* p) {
+inline int64_t block_grid(const ConvDesc& d, const ConvArgs& a, const kernel::LaunchPart& part,
+                          kernel::ConvParams* p) {
   *p = make_params(d, a, Policy::BM, Policy::BN);
-  if (phase >= 0) apply_upsample_phase(d, a.weights.info, phase, Policy::BM, p);
+  if (part.phase >= 0) apply_upsample_phase(d, a.weights.info, part.phase, Policy::BM, p);
   if constexpr (Tiling::kPatches) {
     p->patch_cols = int((p->wo + Tiling::kCols - 1) / Tiling::kCols);
     p->m_blocks = int((p->ho + Tiling::kRows - 1) / Tiling::kRows) * p->patch_cols;
+  } else if (!part.whole_frames()) {
+    const int end = part.m_end > 0 ? part.m_end : p->frame_pixels;
+    p->m_begin = part.m_begin;
+    p->m_blocks = (end - part.m_begin + Policy::BM - 1) / Policy::BM;
   }
   return int64_t(p->m_blocks) * p->n_tiles * int64_t(d.n * d.out_t());
 }
@@ -126,9 +145,10 @@ inline Status check_launch_grid(int64_t tiles) {
 // and grid (block_grid, p->tiles), checked against the launch limits. Allocates nothing on
 // success (tests/host/test_hot_path_alloc.cpp).
 template <class Kernel>
-inline Status launch_grid(const ConvDesc& d, const ConvArgs& a, int phase, kernel::ConvParams* p) {
+inline Status launch_grid(const ConvDesc& d, const ConvArgs& a, const kernel::LaunchPart& part,
+                          kernel::ConvParams* p) {
   using Policy = typename Kernel::PolicyT;
-  const int64_t tiles = block_grid<Policy, typename Kernel::Tiling>(d, a, phase, p);
+  const int64_t tiles = block_grid<Policy, typename Kernel::Tiling>(d, a, part, p);
   VAECONV_RETURN_IF_ERROR(check_launch_grid<Kernel>(tiles));
   if constexpr (Policy::kSlicesK > 1) {
     // A sliced-K block's groups run the same trips (kernel/sliced_k.hpp): the small-grid rule
@@ -154,7 +174,7 @@ inline int64_t rule_grid_blocks(const ConvDesc& d, const PackedWeightsInfo& w,
   ConvArgs a;
   a.weights.info = w;
   kernel::ConvParams p;
-  return block_grid<Policy, Tiling>(d, a, upsample_phases ? 0 : -1, &p);
+  return block_grid<Policy, Tiling>(d, a, kernel::phase_part(upsample_phases ? 0 : -1), &p);
 }
 
 // Whether conv d's K tiles split evenly over a tile's groups of warps (a SlicedKTileShape,
@@ -167,7 +187,8 @@ inline bool k_tiles_split_evenly(const ConvDesc& d, const PackedWeightsInfo& w,
   ConvArgs a;
   a.weights.info = w;
   kernel::ConvParams p;
-  (void)block_grid<Policy, typename Kernel::Tiling>(d, a, upsample_phases ? 0 : -1, &p);
+  (void)block_grid<Policy, typename Kernel::Tiling>(d, a, kernel::phase_part(upsample_phases ? 0 : -1),
+                                                    &p);
   return Kernel::k_tiles_total(p) % Policy::kSlicesK == 0;
 }
 
@@ -247,7 +268,7 @@ inline kernel::TileId tile_by_small_grid(const ConvDesc& d, const PackedWeightsI
   }
 }
 
-// The narrow tile's sliced-K form (T::NarrowSliced not void: the AMD sets and their twins) for a
+// The narrow tile's sliced-K form (T::NarrowSliced not void: the AMD sets) for a
 // narrow conv of the 16-byte gather whose K tiles split evenly over its groups of warps
 // (kernel/sliced_k.hpp; not the temporal convs, whose kernels it does not build), else the
 // narrow tile.
@@ -263,6 +284,54 @@ inline kernel::TileId narrow_tile_by_split(const ConvDesc& d, const PackedWeight
                    k_tiles_split_evenly<Sliced>(d, w, upsample_phases)
                ? kernel::TileId::kNarrowSliced
                : kernel::TileId::kNarrow;
+  }
+}
+
+// A table's narrow tile of the element-wise gather: T::NarrowElementwise where the set has one
+// (sm_90a bf16, whose narrow tile is the wgmma atom), else the narrow tile.
+template <class T, class = void>
+struct NarrowElementwiseOf {
+  using type = typename T::Narrow;
+};
+template <class T>
+struct NarrowElementwiseOf<T, std::void_t<typename T::NarrowElementwise>> {
+  using type = typename T::NarrowElementwise;
+};
+
+// A table's tail tile for the 192-wide tile's short last round (kernel/tail_split.hpp) and the
+// rule's nominal units: WideCout192Tail and kTailUnits where the set has them (sm_90a bf16), else
+// void (the 192-wide tile always runs in one launch).
+template <class T, class = void>
+struct WideCout192TailOf {
+  using type = void;
+};
+template <class T>
+struct WideCout192TailOf<T, std::void_t<typename T::WideCout192Tail>> {
+  using type = typename T::WideCout192Tail;
+};
+
+// The tail rule for a conv on the 192-wide tile of table T: the pixels of every frame the tile
+// keeps (KernelChoice::tail_begin; 0: no split, or no tail tile in T). Each tile's resident
+// blocks per unit are its launch bounds' (kMinBlocks); the grid is phase 0's where phased, which
+// every phase shares (rule_grid_blocks).
+template <class T>
+inline int wide_cout192_tail_begin(const ConvDesc& d, const PackedWeightsInfo& w,
+                                   bool upsample_phases) {
+  using Tail = typename WideCout192TailOf<T>::type;
+  if constexpr (std::is_void_v<Tail>) {
+    (void)d; (void)w; (void)upsample_phases;
+    return 0;
+  } else {
+    using Head = typename T::WideCout192;
+    using Tiling = typename kernel::ConvKernel<Head, kernel::CausalGeometry, true>::Tiling;
+    static_assert(!Tiling::kPatches, "the tail rule splits runs of pixels");
+    ConvArgs a;
+    a.weights.info = w;
+    kernel::ConvParams p;
+    (void)block_grid<Head, Tiling>(d, a, kernel::phase_part(upsample_phases ? 0 : -1), &p);
+    return kernel::tail_split_pixels(T::kTailUnits, d.n * d.out_t(), p.frame_pixels, p.cout,
+                                     {Head::BM, Head::BN, Head::kMinBlocks},
+                                     {Tail::BM, Tail::BN, Tail::kMinBlocks});
   }
 }
 
@@ -311,6 +380,13 @@ inline KernelChoice implicit_gemm_choice(const ConvDesc& d, const PackedWeightsI
                        d, w, c.upsample_phases, c.tile)
                  : tile_by_small_grid<typename Tables::template For<kBf16>>(
                        d, w, c.upsample_phases, c.tile);
+  // The 192-wide tile's short last round on the table's tail tile, where it has one.
+  if (c.tile == kernel::TileId::kWideCout192)
+    c.tail_begin =
+        d.in_dtype == kFp8
+            ? wide_cout192_tail_begin<typename Tables::template For<kFp8>>(d, w, c.upsample_phases)
+            : wide_cout192_tail_begin<typename Tables::template For<kBf16>>(d, w,
+                                                                            c.upsample_phases);
   return c;
 }
 
@@ -376,35 +452,39 @@ inline Status tile_kind_not_built() {
                 "the tile only the kinds it builds)");
 }
 
-// Calls the visitor with the kernel instance of a choice, v.run<Kernel>(phase), once per launch
-// (phase -1 unless the upsample conv runs in phases), among the geometries kBuild builds.
+// Calls the visitor with the kernel instance of a choice, v.run<Kernel>(part), once per launch
+// (part.phase -1 unless the upsample conv runs in phases or the temporal conv in halves), among
+// the geometries kBuild builds; `pixels`: the range of every frame the launches cover (the tail
+// rule's head or tail; whole frames by default).
 template <class Policy, bool kVector, unsigned kBuild = kBuildAll, class V>
-inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
+inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v,
+                             const kernel::LaunchPart& pixels = kernel::LaunchPart{}) {
+  const auto part = [&](int phase) { return kernel::LaunchPart{phase, pixels.m_begin, pixels.m_end}; };
   static_assert(Policy::kChunkElems == 16 / Policy::kElemBytes, "choose_kernel's chunk");
   switch (d.kind) {
     case ConvKind::kCausal3x3x3:
       if (d.cache_frames > 0) {  // validate_cache: only the 16-byte gather reads a cache
         if constexpr (kVector && (kBuild & kBuildCached) != 0)
           return v.template run<
-              kernel::ImplicitGemmKernel<Policy, kernel::CachedCausalGeometry, true>>(-1);
+              kernel::ImplicitGemmKernel<Policy, kernel::CachedCausalGeometry, true>>(part(-1));
         else if constexpr (kVector)
           return tile_kind_not_built();
         return Status(StatusCode::kUnsupported, "a cached conv needs the 16-byte gather");
       }
       if constexpr ((kBuild & kBuildCausal) != 0)
         return v.template run<
-            kernel::ImplicitGemmKernel<Policy, kernel::CausalGeometry, kVector>>(-1);
+            kernel::ImplicitGemmKernel<Policy, kernel::CausalGeometry, kVector>>(part(-1));
       return tile_kind_not_built();
     case ConvKind::kDownsample:
       if constexpr ((kBuild & kBuildDownsample) != 0)
         return v.template run<
-            kernel::ImplicitGemmKernel<Policy, kernel::DownsampleGeometry, kVector>>(-1);
+            kernel::ImplicitGemmKernel<Policy, kernel::DownsampleGeometry, kVector>>(part(-1));
       return tile_kind_not_built();
     case ConvKind::kTemporal:  // temporal_gather.hpp; interleaved halves: one launch per half
       if constexpr (kVector && (kBuild & kBuildTemporal) != 0) {
         using K = kernel::ImplicitGemmKernel<Policy, kernel::TemporalGeometry, true>;
-        if (!d.interleave_halves) return v.template run<K>(-1);
-        for (int half = 0; half < 2; ++half) VAECONV_RETURN_IF_ERROR(v.template run<K>(half));
+        if (!d.interleave_halves) return v.template run<K>(part(-1));
+        for (int half = 0; half < 2; ++half) VAECONV_RETURN_IF_ERROR(v.template run<K>(part(half)));
         return Status::Ok();
       } else if constexpr (kVector) {
         return tile_kind_not_built();
@@ -422,7 +502,7 @@ inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v) {
           VAECONV_RETURN_IF_ERROR(
               (v.template run<
                   kernel::ImplicitGemmKernel<Policy, kernel::UpsamplePhaseGeometry, kVector>>(
-                  phase)));
+                  part(phase))));
         return Status::Ok();
       }
       return tile_kind_not_built();
@@ -458,27 +538,28 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
       using Kernel = kernel::TapReduceKernel<Policy, kernel::TapReduceHalo<Policy::BM>>;
       static_assert(Kernel::kMaxCout >= kernel::kTapReduceMaxCout,
                     "the tile holds the nine taps of every Cout the tap-reduce family takes");
-      return v.template run<Kernel>(-1);
+      return v.template run<Kernel>(kernel::phase_part(-1));
     }
     case F::kHalo:
       if constexpr (kernel::kHaloKernel)
-        return v.template run<kernel::HaloConvKernel<typename T::Halo>>(-1);
+        return v.template run<kernel::HaloConvKernel<typename T::Halo>>(kernel::phase_part(-1));
       else if constexpr (HasHalo<T>::value && kType == DType::kBF16)
-        return v.template run<kernel::HaloFragmentConvKernel<typename T::Halo>>(-1);
+        return v.template run<kernel::HaloFragmentConvKernel<typename T::Halo>>(kernel::phase_part(-1));
       break;
     case F::kTapRow:
       if constexpr (HasTapRow<T>::value) {
         using Policy = typename T::TapRow;
         if constexpr (Policy::kAtomReadsLds)
-          return v.template run<kernel::TapRowConvKernel<Policy>>(-1);
+          return v.template run<kernel::TapRowConvKernel<Policy>>(kernel::phase_part(-1));
         else
-          return v.template run<kernel::TapRowFragmentConvKernel<Policy>>(-1);
+          return v.template run<kernel::TapRowFragmentConvKernel<Policy>>(kernel::phase_part(-1));
       }
       break;
     case F::kImplicitGemm:
       switch (c.tile) {
         case kernel::TileId::kTiny: return visit_either<typename T::Tiny>(d, c, v);
-        case kernel::TileId::kNarrow: return visit_either<typename T::Narrow>(d, c, v);
+        case kernel::TileId::kNarrow:
+          return visit_either<typename T::Narrow, typename NarrowElementwiseOf<T>::type>(d, c, v);
         case kernel::TileId::kNarrowSliced:  // narrow_tile_by_split: its kinds, vector gathers
           if constexpr (!std::is_void_v<typename T::NarrowSliced>)
             return visit_geometry<typename T::NarrowSliced, true, kSmallGridBuild>(d, c, v);
@@ -503,7 +584,18 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
             constexpr unsigned kBuild =
                 kBuildCausal | kBuildCached | kBuildDownsample |
                 (kType == DType::kFP8E4M3 ? unsigned(kBuildUpsamplePhases) : 0u);
-            return visit_geometry<typename T::WideCout192, true, kBuild>(d, c, v);
+            if (c.tail_begin == 0) return visit_geometry<typename T::WideCout192, true, kBuild>(d, c, v);
+            // The tail rule's two launches (choose_kernel): the head over pixels
+            // [0, tail_begin) of every frame, the tail tile over the rest.
+            using Tail = typename WideCout192TailOf<T>::type;
+            if constexpr (!std::is_void_v<Tail>) {
+              VAECONV_RETURN_IF_ERROR((visit_geometry<typename T::WideCout192, true, kBuild>(
+                  d, c, v, kernel::LaunchPart{-1, 0, c.tail_begin})));
+              return visit_geometry<Tail, true, kBuild>(d, c, v,
+                                                        kernel::LaunchPart{-1, c.tail_begin, 0});
+            }
+            return Status(StatusCode::kUnsupported,
+                          "a tail split on a table without a tail tile (kernel/tail_split.hpp)");
           }
           break;
         case kernel::TileId::kWideCausal:  // only the kernels takes_wide_causal can choose
@@ -537,13 +629,23 @@ struct Planner {
   // Every phase's grid is the source frame's (apply_upsample_phase): phase 0's, which moves no
   // pointer, stands for all four.
   template <class Kernel>
-  Status run(int phase) {
+  Status run(const kernel::LaunchPart& part) {
     using Policy = typename Kernel::PolicyT;
     using Tiling = typename Kernel::Tiling;
     using Geo = typename Kernel::Geometry;
     kernel::ConvParams p;
     KernelPlan& q = *plan;
-    q.tiles = block_grid<Policy, Tiling>(d, a, phase < 0 ? -1 : 0, &p);
+    kernel::LaunchPart first = part;
+    first.phase = part.phase < 0 ? -1 : 0;
+    const int64_t tiles = block_grid<Policy, Tiling>(d, a, first, &p);
+    q.launches += 1;
+    if (part.m_begin > 0) {  // the tail rule's second launch (one per phase where phased)
+      q.tail_bm = Policy::BM;
+      q.tail_bn = Policy::BN;
+      q.tail_tiles = tiles;
+      return Status::Ok();
+    }
+    q.tiles = tiles;
     q.k_tiles = Kernel::k_tiles(p);
     q.dtype = d.in_dtype;
     q.bm = Policy::BM; q.bn = Policy::BN; q.bk = Policy::BK;
@@ -553,7 +655,6 @@ struct Planner {
     q.slices_k = Policy::kSlicesK;
     q.wave_size = Policy::kWaveSize;
     q.lds_bytes = Kernel::kSmemBytes;
-    q.launches += 1;
     q.patch_rows = Tiling::kRows;
     q.patch_cols = Tiling::kCols;
     if constexpr (!std::is_void_v<Geo>) {

@@ -39,6 +39,7 @@ struct ConvParams {
   int stride_t = 1;               // TemporalGeometry: output frame ot reads from frame ot * stride_t
 
   int m_blocks = 0;               // blocks along one frame's pixels
+  int m_begin = 0;                // the first of them starts at this pixel (a tail launch's split)
   int n_tiles = 0;                // blocks along Cout
   int tiles = 0;                  // block tiles in all (m_blocks * n_tiles * frames)
   int patch_cols = 0;             // tap-reduce kernel: output patches along a frame's width

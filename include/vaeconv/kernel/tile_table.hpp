@@ -217,12 +217,13 @@ using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
 // SM, a persistent grid). The same tile in WideShape's place was slower on the downsample conv
 // and the upsample phases, which keep WideShape (docs/perf-notes.md).
 using WideCausalShape = WarpSpecializedTileShape<TileShape<256, 96, 64, 2, 1, 3, 1>, 53248>;
-// The narrow tile's sliced-K form (kernel/sliced_k.hpp) of the narrow convs whose K tiles split
-// evenly (enc_conv_out: 384 -> 32, a grid of 128 blocks of the narrow tile): 64 x 32 x 32 blocks
-// of two warps, 3 stages, K split over 4 groups of warps whose partial sums meet in LDS, on the
-// mma.sync atom, as the narrow tile. Faster than the narrow tile on that conv; 128 x 32 in 2
-// groups was not, and 6 groups were within the sweep's spread of 4 (docs/perf-notes.md).
-using NarrowSlicedShapeNvidia = SlicedKTileShape<TileShape<64, 32, 32, 2, 1, 3>, 4>;
+// The bf16 narrow tile (Cout <= 32 past the tiny tile; enc_conv_out: 384 -> 32, 128 blocks) on
+// the wgmma atom: two warpgroups of 64 x 32 (one m64n32 wgmma each per K step), BK = 64, 8 stages
+// (160 KiB, 1 block/SM): the K chain of a grid of one block per SM deep in flight. Faster on
+// enc_conv_out than the mma.sync sliced-K tile it replaced (64 x 32 x 32 in 4 groups of warps)
+// and than 64 x 32 x 64 in 8 stages or in 4 at 3 blocks/SM (docs/perf-notes.md). The element-wise
+// gather (Cin not a multiple of 8) keeps the mma.sync narrow tile (NarrowElementwise).
+using NarrowShapeWgmma = TileShape<128, 32, 64, 2, 1, 8, 1>;
 #else
 // Sweeps of 2026-12-02 (docs/perf-notes.md): BN = 96 divides every VAE Cout (96, 192, 384), and
 // three resident blocks per SM (168 registers) hide the mma.sync issue latency that two did not.
@@ -341,6 +342,7 @@ using Arch = arch::Current;
 using WideAtomBf16 = Arch::AtomWgmmaBf16<WideShape::WTN>;
 using WideCout192AtomBf16 = Arch::AtomWgmmaBf16<WideCout192Shape::WTN>;
 using WideCausalAtomBf16 = Arch::AtomWgmmaBf16<WideCausalShape::WTN>;
+using NarrowAtomBf16 = Arch::AtomWgmmaBf16<NarrowShapeWgmma::WTN>;
 using WideAtomFp8 = Arch::AtomWgmmaFp8<WideShapeFp8::WTN>;
 using WideCout192AtomFp8 = Arch::AtomWgmmaFp8<WideCout192ShapeFp8::WTN>;
 #elif defined(VAECONV_BACKEND_HIP)
@@ -360,7 +362,10 @@ using WideAtomFp8 = Arch::AtomFp8;
 // (tile_rounds.hpp) where the set has one, else void (one wide tile). WideCout192: the tile of
 // the Cout % 192 == 0 convs of dispatch.hpp's takes_wide_cout192 where the set has one (sm_90a
 // and gfx950, bf16 and e4m3), else void. WideCausal: the tile of dispatch.hpp's
-// takes_wide_causal convs where the set has one (sm_90a bf16), else void. WideSmallGrid: the tile
+// takes_wide_causal convs where the set has one (sm_90a bf16), else void. WideCout192Tail and
+// kTailUnits (where the set has them, sm_90a bf16): the tile and nominal units of the tail rule
+// (tail_split.hpp) for the 192-wide tile's short last round. NarrowElementwise (where the set has
+// one, sm_90a bf16): the narrow tile of the element-wise gather, else Narrow's. WideSmallGrid: the tile
 // of tile_rounds.hpp's small-grid rule and kSmallGridTarget its target constants where the set
 // has one (gfx950), else void.
 template <DType kType>
@@ -381,17 +386,25 @@ struct Tiles<DType::kBF16> {
 #endif
 #if defined(VAECONV_WIDE_WGMMA)
   using WideCout192 = TilePolicy<WideCout192Shape, Arch, WideCout192AtomBf16>;
+  // The tail rule's (tail_split.hpp) tile for the 192-wide tile's short last round: the wide
+  // tile, 128 x 96 (half a 192-wide block's MACs, two resident per SM), whose kernels every
+  // geometry of the 192-wide tile already builds; kTailUnits: an H100 SXM's or H200's SMs.
+  using WideCout192Tail = Wide;
+  static constexpr int kTailUnits = 132;
   using WideCausal = TilePolicy<WideCausalShape, Arch, WideCausalAtomBf16>;
 #else
   using WideCout192 = void;
   using WideCausal = void;
 #endif
   using WideElementwise = TilePolicy<WideElementwiseShape, Arch, Arch::AtomBf16>;
+#if defined(VAECONV_WIDE_WGMMA)
+  using Narrow = TilePolicy<NarrowShapeWgmma, Arch, NarrowAtomBf16>;
+  using NarrowElementwise = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
+#else
   using Narrow = TilePolicy<NarrowShape, Arch, Arch::AtomBf16>;
+#endif
 #if defined(VAECONV_BACKEND_HIP)
   using NarrowSliced = TilePolicy<NarrowSlicedShape, Arch, Arch::AtomBf16>;
-#elif defined(VAECONV_WIDE_WGMMA)
-  using NarrowSliced = TilePolicy<NarrowSlicedShapeNvidia, Arch, Arch::AtomBf16>;
 #else
   using NarrowSliced = void;
 #endif
