@@ -64,6 +64,7 @@ TEST(WgmmaLayout, AccumulatorsCoverTheTileOnce) {
   expect_c_layout_is_a_bijection<96, 2>();
   expect_c_layout_is_a_bijection<64, 1>();
   expect_c_layout_is_a_bijection<192, 2>();
+  expect_c_layout_is_a_bijection<32, 2>();  // the sm_90a bf16 narrow tile's m64n32
 }
 
 // What a test case may break on purpose (the negative controls).
@@ -143,6 +144,7 @@ TEST(WgmmaEmulated, StageProductsThroughTheLibraryLayout) {
   EXPECT_EQ((run_stage<8, 2, 64>(Break::kNothing, 10)), 0);  // 128-byte rows, N = 64
   EXPECT_EQ((run_stage<2, 2, 128>(Break::kNothing, 4)), 0);  // 32-byte rows (BK 16 bf16)
   EXPECT_EQ((run_stage<8, 1, 192>(Break::kNothing, 5)), 0);  // 128-byte rows of e4m3, N = 192
+  EXPECT_EQ((run_stage<8, 2, 32>(Break::kNothing, 12)), 0);  // bf16 BK 64, N = 32: the narrow tile
 }
 
 TEST(WgmmaEmulated, NegativeControlsFail) {

@@ -363,7 +363,7 @@ using WideAtomFp8 = Arch::AtomFp8;
 // the Cout % 192 == 0 convs of dispatch.hpp's takes_wide_cout192 where the set has one (sm_90a
 // and gfx950, bf16 and e4m3), else void. WideCausal: the tile of dispatch.hpp's
 // takes_wide_causal convs where the set has one (sm_90a bf16), else void. WideCout192Tail and
-// kTailUnits (where the set has them, sm_90a bf16): the tile and nominal units of the tail rule
+// kTailUnits (where the set has them, sm_90a): the tile and nominal units of the tail rule
 // (tail_split.hpp) for the 192-wide tile's short last round. NarrowElementwise (where the set has
 // one, sm_90a bf16): the narrow tile of the element-wise gather, else Narrow's. WideSmallGrid: the tile
 // of tile_rounds.hpp's small-grid rule and kSmallGridTarget its target constants where the set
@@ -450,6 +450,11 @@ struct Tiles<DType::kFP8E4M3> {
 #endif
 #if defined(VAECONV_WIDE_WGMMA)
   using WideCout192 = TilePolicy<WideCout192ShapeFp8, Arch, WideCout192AtomFp8>;
+  // The tail rule's tile (tail_split.hpp): the wide tile, 64 x 96 (a quarter of a 192-wide
+  // block's MACs, three resident per SM), whose kernels every geometry of the 192-wide tile
+  // already builds; kTailUnits: an H100 SXM's or H200's SMs.
+  using WideCout192Tail = Wide;
+  static constexpr int kTailUnits = 132;
 #else
   using WideCout192 = void;
 #endif
