@@ -263,6 +263,27 @@ TEST(CachedConvGpu, WideCout192Tile) {
   }
 }
 
+// The tail rule (kernel/tail_split.hpp) on the cached conv: two frames of 97 x 101 pixels behind
+// two cached ones, 384 channels, a residual: on the sm_90a build the bf16 192-wide launch covers
+// the first 66 pixel blocks of 128 of each frame and the wide tile the rest (asserted through
+// which_kernel, without a GPU too); e4m3 and the other builds run one launch.
+TEST(CachedConvGpu, TailSplit) {
+  for (DType dt : {DType::kBF16, DType::kFP8E4M3}) {
+    const ConvDesc d = ConvDesc::causal3x3x3_cached(1, 2, 97, 101, 64, 384, 2, dt);
+    KernelPlan plan;
+    ASSERT_TRUE(which_kernel(d, &plan).ok());
+#if defined(VAECONV_NVIDIA_WGMMA)
+    const int expected = dt == DType::kBF16 ? 66 * 128 : 0;
+#else
+    const int expected = 0;
+#endif
+    EXPECT_EQ(plan.choice.tail_begin, expected) << plan.name() << " for " << d.to_string();
+  }
+  VAECONV_REQUIRE_GPU();
+  run_desc(ConvDesc::causal3x3x3_cached(1, 2, 97, 101, 64, 384, 2, DType::kBF16), true, 500);
+  run_desc(ConvDesc::causal3x3x3_cached(1, 2, 97, 101, 64, 384, 2, DType::kFP8E4M3), true, 501);
+}
+
 // A clip of 9 frames decoded in chunks of 1, 4 and 4 frames: each chunk's cache is what
 // write_stream_cache left after the previous call, and the three outputs together are the
 // causal conv of the whole clip.

@@ -49,9 +49,9 @@ TEST(TailSplitRule, NoSplit) {
   EXPECT_EQ(tail_split_pixels(kUnits, 1, 65 * 128 + 5, 384, kHead, kTail), 0);  // 132 blocks
   // A tail tile as big as the head's gains nothing.
   EXPECT_EQ(tail_split_pixels(kUnits, 1, 166 * 166, 384, kHead, kHead), 0);
-  // e4m3's tail tile (64 x 96, three resident): 192 -> 192 at 512² leaves 68 blocks, whose 272
-  // tail blocks put three on some SMs, three quarters of a head block: no split; the 166²
-  // bottleneck's 140 put at most two, half of one: a split.
+  // A 64 x 96 tail tile with three resident (the shape of e4m3's wide tile): 192 -> 192 at 512²
+  // leaves 68 blocks, whose 272 tail blocks put three on some SMs, three quarters of a head
+  // block: no split; the 166² bottleneck's 140 put at most two, half of one: a split.
   constexpr TailRuleTile kTailFp8{64, 96, 3};
   EXPECT_EQ(tail_split_pixels(kUnits, 1, 512 * 512, 192, kHead, kTailFp8), 0);
   EXPECT_EQ(tail_split_pixels(kUnits, 1, 166 * 166, 384, kHead, kTailFp8), 198 * 128);

@@ -363,7 +363,7 @@ using WideAtomFp8 = Arch::AtomFp8;
 // the Cout % 192 == 0 convs of dispatch.hpp's takes_wide_cout192 where the set has one (sm_90a
 // and gfx950, bf16 and e4m3), else void. WideCausal: the tile of dispatch.hpp's
 // takes_wide_causal convs where the set has one (sm_90a bf16), else void. WideCout192Tail and
-// kTailUnits (where the set has them, sm_90a): the tile and nominal units of the tail rule
+// kTailUnits (where the set has them, sm_90a bf16): the tile and nominal units of the tail rule
 // (tail_split.hpp) for the 192-wide tile's short last round. NarrowElementwise (where the set has
 // one, sm_90a bf16): the narrow tile of the element-wise gather, else Narrow's. WideSmallGrid: the tile
 // of tile_rounds.hpp's small-grid rule and kSmallGridTarget its target constants where the set
@@ -388,7 +388,8 @@ struct Tiles<DType::kBF16> {
   using WideCout192 = TilePolicy<WideCout192Shape, Arch, WideCout192AtomBf16>;
   // The tail rule's (tail_split.hpp) tile for the 192-wide tile's short last round: the wide
   // tile, 128 x 96 (half a 192-wide block's MACs, two resident per SM), whose kernels every
-  // geometry of the 192-wide tile already builds; kTailUnits: an H100 SXM's or H200's SMs.
+  // geometry of the 192-wide tile already builds; kTailUnits: an H100 SXM's or H200's SMs. 2 %
+  // faster on the 166² bottleneck, its one seed row (docs/perf-notes.md, session 31).
   using WideCout192Tail = Wide;
   static constexpr int kTailUnits = 132;
   using WideCausal = TilePolicy<WideCausalShape, Arch, WideCausalAtomBf16>;
@@ -449,12 +450,9 @@ struct Tiles<DType::kFP8E4M3> {
   using WideSmallGrid = void;
 #endif
 #if defined(VAECONV_WIDE_WGMMA)
+  // No tail tile (tail_split.hpp): on the 166² bottleneck the e4m3 wide tile as the tail was not
+  // faster (docs/perf-notes.md, session 31).
   using WideCout192 = TilePolicy<WideCout192ShapeFp8, Arch, WideCout192AtomFp8>;
-  // The tail rule's tile (tail_split.hpp): the wide tile, 64 x 96 (a quarter of a 192-wide
-  // block's MACs, three resident per SM), whose kernels every geometry of the 192-wide tile
-  // already builds; kTailUnits: an H100 SXM's or H200's SMs.
-  using WideCout192Tail = Wide;
-  static constexpr int kTailUnits = 132;
 #else
   using WideCout192 = void;
 #endif
