@@ -41,12 +41,12 @@
 # the 192-wide tile of its dtype (kernel::takes_wide_cout192's rows) instead of the wide tile, e.g.
 # the warp-specialized 192-wide tiles: "128,192,64,2,1,4,ws51200,c192"
 # "128,192,128,2,1,4,ws51200,c192,fp8". Flag "nsN" (N >= 2) makes the candidate the narrow tile's
-# sliced-K form (kernel::SlicedKTileShape, N groups of warps over K; of the NVIDIA tables only
-# sm_90a's bf16 one has it)
-# with "fp8" the e4m3 one: the narrow convs whose K tiles split evenly take it, e.g. enc_conv_out's
-# "32,32,32,1,1,3,ns4" "32,32,64,1,1,3,ns6,fp8". Flag "nw" (sm_90a, bf16) makes the candidate the
-# narrow tile on the wgmma atom (its sliced-K form off, so every narrow conv takes it; width 32
-# generated first), e.g. "128,32,64,2,1,8,nw".
+# sliced-K form (kernel::SlicedKTileShape, N groups of warps over K; the NVIDIA tables have none,
+# so the candidate adds one) with "fp8" the e4m3 one: the narrow convs whose K tiles split evenly
+# take it, e.g. enc_conv_out's "32,32,32,1,1,3,ns4" "32,32,64,1,1,3,ns6,fp8". Flag "nw" (sm_90a,
+# bf16) makes the candidate the narrow tile on the wgmma atom (the shipped one is 128x32x64 in 8
+# stages; a width other than scripts/gen_wgmma_asm.py's WIDTHS is generated first), e.g.
+# "64,32,64,1,1,8,nw".
 # AMD (no GPU needed): the CDNA model ranks wide-tile candidates from their assembly (flag
 # "w192": the candidate takes the rows of the 192-wide tile instead of the 96-wide one's; flag
 # "halo": the candidate is the halo kernel on fragment atoms, a (BM / 8) x 8 patch of up to 96

@@ -92,9 +92,9 @@ struct CandidateTable<DType::kBF16> : Tiles<DType::kBF16> {
                                TilePolicy<Shape, Arch, Arch::AtomBf16>, Shipped::WideElementwise>;
   using TapReduce = Pick<kRole == Role::kTapReduceBf16, TilePolicy<Shape, Arch, Arch::AtomBf16>,
                          Shipped::TapReduce>;
-  // The narrow tile's sliced-K form (sm_90a's bf16 table has one; the others on NVIDIA: void).
-  // An nw candidate: the narrow tile on the wgmma atom, which then takes every narrow conv (the
-  // sliced-K form off).
+  // The narrow tile's sliced-K form (void in the NVIDIA tables: an ns candidate adds one). An nw
+  // candidate: the narrow tile on the wgmma atom (sm_90a's shipped narrow tile is one), which
+  // takes every narrow conv of the 16-byte gather (the sliced-K form off).
   using NarrowSliced = Pick<kRole == Role::kNarrowSlicedBf16,
                             TilePolicy<Shape, Arch, Arch::AtomBf16>,
                             Pick<kRole == Role::kNarrowWgmmaBf16, void, Shipped::NarrowSliced>>;
