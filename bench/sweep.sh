@@ -46,7 +46,11 @@
 # take it, e.g. enc_conv_out's "32,32,32,1,1,3,ns4" "32,32,64,1,1,3,ns6,fp8". Flag "nw" (sm_90a,
 # bf16) makes the candidate the narrow tile on the wgmma atom (the shipped one is 128x32x64 in 8
 # stages; a width other than scripts/gen_wgmma_asm.py's WIDTHS is generated first), e.g.
-# "64,32,64,1,1,8,nw".
+# "64,32,64,1,1,8,nw". Flag "tail" (sm_90a, bf16) makes the candidate the tail rule's tile of the
+# 192-wide tile (kernel/tail_split.hpp: the 166² bottleneck's last round; the rule reads the
+# candidate's BM, BN and min blocks, so mbN must be what fits), on the wgmma atom, or with nsN
+# sliced over K on the mma.sync atom, e.g. "128,96,32,2,1,8,tail" "128,96,32,2,2,4,ns2,tail". A
+# c192 candidate keeps the shipped tail tile behind it.
 # AMD (no GPU needed): the CDNA model ranks wide-tile candidates from their assembly (flag
 # "w192": the candidate takes the rows of the 192-wide tile instead of the 96-wide one's; flag
 # "halo": the candidate is the halo kernel on fragment atoms, a (BM / 8) x 8 patch of up to 96
@@ -104,7 +108,7 @@ case "${1:-}" in
     i=$(find "$root" -maxdepth 1 -name 'sweep-[0-9]*' -type d 2>/dev/null | wc -l)
     for c in "${CANDIDATES[@]}"; do
       IFS=, read -r bm bn bk wm wn st extra <<<"$c"
-      mb=1 role=0 mma=0 halo_cin=96 ws=0 c192=0 slices=1
+      mb=1 role=0 mma=0 halo_cin=96 ws=0 c192=0 slices=1 tail=0
       for f in ${extra//,/ }; do
         case "$f" in
           fp8) role=1 ;;
@@ -120,6 +124,7 @@ case "${1:-}" in
           ws*) ws=${f#ws} ;;
           ns*) slices=${f#ns} ;;
           nw) role=12 ;;
+          tail) tail=1 ;;
           mb*) mb=${f#mb} ;;
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac
@@ -130,6 +135,12 @@ case "${1:-}" in
       if [ "$slices" != 1 ]; then
         [ "$c192" = 0 ] || { echo "c192 and nsN name different table entries: $c" >&2; exit 2; }
         role=$((role == 1 ? 11 : 10))
+      fi
+      # tail: the tail rule's tile of the bf16 192-wide tile (role 13; with nsN sliced over K).
+      if [ "$tail" = 1 ]; then
+        [ "$role" = 0 ] || [ "$role" = 10 ] || { echo "tail is a bf16 candidate of its own: $c" >&2; exit 2; }
+        [ "$c192" = 0 ] || { echo "c192 and tail name different table entries: $c" >&2; exit 2; }
+        role=13
       fi
       defs="VAECONV_CANDIDATE_BM=$bm;VAECONV_CANDIDATE_BN=$bn;VAECONV_CANDIDATE_BK=$bk"
       defs+=";VAECONV_CANDIDATE_WM=$wm;VAECONV_CANDIDATE_WN=$wn;VAECONV_CANDIDATE_ST=$st"

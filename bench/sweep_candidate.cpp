@@ -46,10 +46,10 @@ template <bool kUse, class Candidate, class Shipped>
 using Pick = std::conditional_t<kUse, Candidate, Shipped>;
 
 enum class Role : int {  // bench/sweep.sh's flags: (none), fp8, tr, el, el8, halo, hf8, trw, c192,
-                         // nsN, nw
+                         // nsN, nw, tail
   kWideBf16 = 0, kWideFp8 = 1, kTapReduceBf16 = 2, kElementwiseBf16 = 3, kElementwiseFp8 = 4,
   kHaloBf16 = 5, kHaloFp8 = 6, kTapRowBf16 = 7, kWideCout192Bf16 = 8, kWideCout192Fp8 = 9,
-  kNarrowSlicedBf16 = 10, kNarrowSlicedFp8 = 11, kNarrowWgmmaBf16 = 12,
+  kNarrowSlicedBf16 = 10, kNarrowSlicedFp8 = 11, kNarrowWgmmaBf16 = 12, kTailBf16 = 13,
 };
 constexpr Role kRole = Role(VAECONV_CANDIDATE_ROLE);
 using PlainShape = TileShape<VAECONV_CANDIDATE_BM, VAECONV_CANDIDATE_BN, VAECONV_CANDIDATE_BK,
@@ -100,6 +100,12 @@ struct CandidateTable<DType::kBF16> : Tiles<DType::kBF16> {
                             Pick<kRole == Role::kNarrowWgmmaBf16, void, Shipped::NarrowSliced>>;
   using Narrow = Pick<kRole == Role::kNarrowWgmmaBf16, WideBf16, Shipped::Narrow>;
 #if defined(VAECONV_NVIDIA_WGMMA)
+  // A tail candidate: the tail rule's tile behind the 192-wide one (kernel/tail_split.hpp), on the
+  // wgmma atom, or sliced over K (nsN) on the mma.sync atom, whose gather the sliced kernel takes.
+  using WideCout192Tail =
+      Pick<kRole == Role::kTailBf16,
+           Pick<(kSlices > 1), TilePolicy<Shape, Arch, Arch::AtomBf16>, WideBf16>,
+           Shipped::WideCout192Tail>;
   using Halo = Pick<kRole == Role::kHaloBf16,
                     HaloPolicy<TilePolicy<Shape, Arch, WgmmaBf16, kBulkStoreHaloBf16>,
                                HaloTile<Shape::BM / 8, 8, kHaloCin, 2>>,
