@@ -31,7 +31,8 @@ constexpr bool kHasTail = false;
 template <class T>
 int split_of(const ConvDesc& d, int frames, int frame_pixels) {
   return kernel::tail_split_pixels(T::kTailUnits, frames, frame_pixels, int(d.cout),
-                                   {T::WideCout192::BM, T::WideCout192::BN, T::WideCout192::kMinBlocks},
+                                   {T::WideCout192::BM, T::WideCout192::BN,
+                                    T::WideCout192::kMinBlocks},
                                    {T::WideCout192Tail::BM, T::WideCout192Tail::BN,
                                     T::WideCout192Tail::kMinBlocks});
 }

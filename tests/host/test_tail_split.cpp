@@ -1,6 +1,6 @@
 // test_tail_split.cpp — the tail rule (kernel/tail_split.hpp), host arithmetic: where a grid's
 // short last round moves to a smaller tile in a second launch, and that the two launches' blocks
-// (kernel/block_tiling.hpp's tile_coord from m_begin) cover every pixel of every frame exactly once.
+// (kernel/block_tiling.hpp's tile_coord from m_begin) cover every pixel of every frame once.
 // Which plans the sm_90a tables give (which_kernel): tests/gpu/test_tail_split_gpu.cpp.
 #include <gtest/gtest.h>
 

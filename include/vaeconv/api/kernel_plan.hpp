@@ -187,8 +187,8 @@ inline bool k_tiles_split_evenly(const ConvDesc& d, const PackedWeightsInfo& w,
   ConvArgs a;
   a.weights.info = w;
   kernel::ConvParams p;
-  (void)block_grid<Policy, typename Kernel::Tiling>(d, a, kernel::phase_part(upsample_phases ? 0 : -1),
-                                                    &p);
+  (void)block_grid<Policy, typename Kernel::Tiling>(
+      d, a, kernel::phase_part(upsample_phases ? 0 : -1), &p);
   return Kernel::k_tiles_total(p) % Policy::kSlicesK == 0;
 }
 
@@ -459,7 +459,9 @@ inline Status tile_kind_not_built() {
 template <class Policy, bool kVector, unsigned kBuild = kBuildAll, class V>
 inline Status visit_geometry(const ConvDesc& d, const KernelChoice& c, V& v,
                              const kernel::LaunchPart& pixels = kernel::LaunchPart{}) {
-  const auto part = [&](int phase) { return kernel::LaunchPart{phase, pixels.m_begin, pixels.m_end}; };
+  const auto part = [&](int phase) {
+    return kernel::LaunchPart{phase, pixels.m_begin, pixels.m_end};
+  };
   static_assert(Policy::kChunkElems == 16 / Policy::kElemBytes, "choose_kernel's chunk");
   switch (d.kind) {
     case ConvKind::kCausal3x3x3:
@@ -544,7 +546,8 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
       if constexpr (kernel::kHaloKernel)
         return v.template run<kernel::HaloConvKernel<typename T::Halo>>(kernel::phase_part(-1));
       else if constexpr (HasHalo<T>::value && kType == DType::kBF16)
-        return v.template run<kernel::HaloFragmentConvKernel<typename T::Halo>>(kernel::phase_part(-1));
+        return v.template run<kernel::HaloFragmentConvKernel<typename T::Halo>>(
+            kernel::phase_part(-1));
       break;
     case F::kTapRow:
       if constexpr (HasTapRow<T>::value) {
@@ -584,7 +587,8 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
             constexpr unsigned kBuild =
                 kBuildCausal | kBuildCached | kBuildDownsample |
                 (kType == DType::kFP8E4M3 ? unsigned(kBuildUpsamplePhases) : 0u);
-            if (c.tail_begin == 0) return visit_geometry<typename T::WideCout192, true, kBuild>(d, c, v);
+            if (c.tail_begin == 0)
+              return visit_geometry<typename T::WideCout192, true, kBuild>(d, c, v);
             // The tail rule's two launches (choose_kernel): the head over pixels
             // [0, tail_begin) of every frame, the tail tile over the rest.
             using Tail = typename WideCout192TailOf<T>::type;

@@ -9,8 +9,8 @@
 // coordinates with tile_coord, the one mapping of every family.
 //
 // A launch covers every frame whole, or one range of each frame's pixels (LaunchPart): a conv the
-// tail rule splits (kernel/tail_split.hpp) runs its tile over pixels [0, split) of every frame and a
-// smaller tile over [split, frame end), two launches whose pixel blocks start at m_begin.
+// tail rule splits (kernel/tail_split.hpp) runs its tile over pixels [0, split) of every frame
+// and a smaller tile over [split, frame end), two launches whose pixel blocks start at m_begin.
 #pragma once
 
 #include "vaeconv/core/config.hpp"

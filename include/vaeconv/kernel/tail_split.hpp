@@ -10,7 +10,8 @@
 //
 //   blocks(tile, pixels) = frames x ceil(pixels / BM) x ceil(Cout / BN)
 //   rounds               = ceil(blocks(head, frame) / (units x head resident))
-//   split                = floor((rounds - 1) x units x head resident / (frames x head n_tiles)) x BM
+//   split                = floor((rounds - 1) x units x head resident
+//                                / (frames x head n_tiles)) x BM
 //   the split where rounds >= 2, the last round is partial, split > 0, and the tail's blocks
 //   (blocks(tail, frame - split)) take at most `tail resident` blocks per unit, all at once,
 //   whose MACs per unit (ceil(tail blocks / units) x tail BM x BN) are at most half a head block's

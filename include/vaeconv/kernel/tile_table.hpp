@@ -365,9 +365,9 @@ using WideAtomFp8 = Arch::AtomFp8;
 // takes_wide_causal convs where the set has one (sm_90a bf16), else void. WideCout192Tail and
 // kTailUnits (where the set has them, sm_90a bf16): the tile and nominal units of the tail rule
 // (tail_split.hpp) for the 192-wide tile's short last round. NarrowElementwise (where the set has
-// one, sm_90a bf16): the narrow tile of the element-wise gather, else Narrow's. WideSmallGrid: the tile
-// of tile_rounds.hpp's small-grid rule and kSmallGridTarget its target constants where the set
-// has one (gfx950), else void.
+// one, sm_90a bf16): the narrow tile of the element-wise gather, else Narrow's. WideSmallGrid: the
+// tile of tile_rounds.hpp's small-grid rule and kSmallGridTarget its target constants where the
+// set has one (gfx950), else void.
 template <DType kType>
 struct Tiles;
 template <>
