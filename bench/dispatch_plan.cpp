@@ -4,7 +4,9 @@
 // gfx950, one entry per shape and dtype each; NVIDIA: "nvidia"). After them, with "set":
 // "video", the dominant convs of a chunked Wan 2.1 480x832 video encode / decode (issue 27): the
 // cached causal 3x3x3 conv and the (3,1,1) time_convs of upsample3d / downsample3d, whose kernels
-// are the implicit GEMM with the cached-frames or temporal A loader ("loader").
+// are the implicit GEMM with the cached-frames or temporal A loader ("loader"). "tail": the tail
+// rule's split (kernel/tail_split.hpp): [pixels of each frame the tile keeps, the tail tile's BM,
+// BN, its blocks], all 0 where the conv runs in one launch (per phase).
 // Host code only: it is compiled by the GPU compiler (the tile table names the device atoms) but
 // calls no GPU API, so it runs on a machine without a GPU. The CDNA performance model
 // (bench/cdna_model/) reads its output to pair each conv with its kernel's assembly.
@@ -113,7 +115,7 @@ bool print_entry(FILE* f, bool first, const char* set, const char* id, vaeconv::
       "\"min_blocks\": %d, \"threads\": %d, \"slices_k\": %d, \"wave_size\": %d, "
       "\"geometry\": [%d, %d, %d, %d], "
       "\"vector\": %s, \"launches\": %d, \"tiles\": %lld, \"k_tiles\": %d, \"lds_bytes\": %d, "
-      "\"patch\": [%d, %d]}}",
+      "\"patch\": [%d, %d], \"tail\": [%d, %d, %d, %lld]}}",
       first ? "" : ",\n", q.target().c_str(), set, id, kind_name(kind),
       d.in_dtype == vaeconv::DType::kFP8E4M3 ? "fp8" : "bf16", static_cast<long long>(d.n),
       static_cast<long long>(d.t), d.cache_frames, static_cast<long long>(d.out_t()),
@@ -125,7 +127,8 @@ bool print_entry(FILE* f, bool first, const char* set, const char* id, vaeconv::
       q.warps_m, q.warps_n, q.stages, q.lds_stages, q.min_blocks, q.threads, q.slices_k,
       q.wave_size, q.geo_stride,
       q.geo_pad, q.geo_up, q.geo_taps, q.choice.vector ? "true" : "false", q.launches,
-      static_cast<long long>(q.tiles), q.k_tiles, q.lds_bytes, q.patch_rows, q.patch_cols);
+      static_cast<long long>(q.tiles), q.k_tiles, q.lds_bytes, q.patch_rows, q.patch_cols,
+      q.choice.tail_begin, q.tail_bm, q.tail_bn, static_cast<long long>(q.tail_tiles));
   return true;
 }
 
