@@ -36,6 +36,14 @@ inline Aim aim_halo(DType dtype = DType::kBF16) {
 }
 #endif
 static_assert(kernel::kTapRowKernel, "the GPU suite's builds have the tap-row kernel");
+
+// Whether this build's tables are sm_90a's (the wgmma atom): the only ones with the 192-wide,
+// causal and tail tiles among the builds that run this suite.
+#if defined(VAECONV_NVIDIA_WGMMA)
+inline constexpr bool kWgmmaTables = true;
+#else
+inline constexpr bool kWgmmaTables = false;
+#endif
 inline Aim aim_tap_row() { return {"tap_row"}; }
 
 // The plan which_kernel reports for d, its status asserted (host code).

@@ -20,11 +20,7 @@
 namespace vaeconv::test {
 namespace {
 
-#if defined(VAECONV_NVIDIA_WGMMA)
-constexpr bool kHasTail = true;
-#else
-constexpr bool kHasTail = false;
-#endif
+constexpr bool kHasTail = kWgmmaTables;
 
 #if defined(VAECONV_NVIDIA_WGMMA)
 // The rule over table T's 192-wide tile and tail tile.

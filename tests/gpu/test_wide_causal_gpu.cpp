@@ -20,11 +20,7 @@
 namespace vaeconv::test {
 namespace {
 
-#if defined(VAECONV_NVIDIA_WGMMA)
-constexpr bool kHasWideCausal = true;
-#else
-constexpr bool kHasWideCausal = false;
-#endif
+constexpr bool kHasWideCausal = kWgmmaTables;
 
 // Whether the plan is the causal tile, field by field against its shape where the build has it.
 bool on_wide_causal(const KernelPlan& p) {

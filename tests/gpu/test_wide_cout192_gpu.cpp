@@ -25,11 +25,7 @@
 namespace vaeconv::test {
 namespace {
 
-#if defined(VAECONV_NVIDIA_WGMMA)
-constexpr bool kHasWideCout192 = true;
-#else
-constexpr bool kHasWideCout192 = false;
-#endif
+constexpr bool kHasWideCout192 = kWgmmaTables;
 
 // Whether the plan is the 192-wide tile, field by field against its shape where the build has it.
 bool on_wide_cout192(const KernelPlan& p) {

@@ -587,19 +587,19 @@ inline Status visit_kernel(const ConvDesc& d, const KernelChoice& c, V& v) {
             constexpr unsigned kBuild =
                 kBuildCausal | kBuildCached | kBuildDownsample |
                 (kType == DType::kFP8E4M3 ? unsigned(kBuildUpsamplePhases) : 0u);
-            if (c.tail_begin == 0)
-              return visit_geometry<typename T::WideCout192, true, kBuild>(d, c, v);
-            // The tail rule's two launches (choose_kernel): the head over pixels
-            // [0, tail_begin) of every frame, the tail tile over the rest.
+            // The tail rule's two launches (choose_kernel sets tail_begin only where the table
+            // has a tail tile): the head over pixels [0, tail_begin) of every frame, the tail
+            // tile over the rest.
             using Tail = typename WideCout192TailOf<T>::type;
             if constexpr (!std::is_void_v<Tail>) {
-              VAECONV_RETURN_IF_ERROR((visit_geometry<typename T::WideCout192, true, kBuild>(
-                  d, c, v, kernel::LaunchPart{-1, 0, c.tail_begin})));
-              return visit_geometry<Tail, true, kBuild>(d, c, v,
-                                                        kernel::LaunchPart{-1, c.tail_begin, 0});
+              if (c.tail_begin > 0) {
+                VAECONV_RETURN_IF_ERROR((visit_geometry<typename T::WideCout192, true, kBuild>(
+                    d, c, v, kernel::LaunchPart{-1, 0, c.tail_begin})));
+                return visit_geometry<Tail, true, kBuild>(
+                    d, c, v, kernel::LaunchPart{-1, c.tail_begin, 0});
+              }
             }
-            return Status(StatusCode::kUnsupported,
-                          "a tail split on a table without a tail tile (kernel/tail_split.hpp)");
+            return visit_geometry<typename T::WideCout192, true, kBuild>(d, c, v);
           }
           break;
         case kernel::TileId::kWideCausal:  // only the kernels takes_wide_causal can choose

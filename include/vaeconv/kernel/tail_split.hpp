@@ -18,7 +18,7 @@
 //
 // so each unit's share of the tail is done in about half a head block's time: the margin pays the
 // second launch and the smaller tile's lower rate per MAC (a tail of three quarters of a head
-// block, e4m3 192 -> 192 at 512², would gain a few percent of one round). units is the target's
+// block could save at most a quarter of one round). units is the target's
 // NOMINAL count (sm_90a: an H100 SXM's or H200's 132 SMs), like the round rule's
 // (tile_rounds.hpp): the plan reads only the descriptor, and on a device with other counts the
 // split runs correctly, only maybe slower. Host code.

@@ -388,8 +388,8 @@ struct Tiles<DType::kBF16> {
   using WideCout192 = TilePolicy<WideCout192Shape, Arch, WideCout192AtomBf16>;
   // The tail rule's (tail_split.hpp) tile for the 192-wide tile's short last round: the wide
   // tile, 128 x 96 (half a 192-wide block's MACs, two resident per SM), whose kernels every
-  // geometry of the 192-wide tile already builds; kTailUnits: an H100 SXM's or H200's SMs. 2 %
-  // faster on the 166² bottleneck, its one seed row (docs/perf-notes.md, session 31).
+  // geometry of the 192-wide tile already builds; kTailUnits: an H100 SXM's or H200's SMs. The
+  // 166² bottleneck is the one seed row it splits (timed: docs/perf-notes.md).
   using WideCout192Tail = Wide;
   static constexpr int kTailUnits = 132;
   using WideCausal = TilePolicy<WideCausalShape, Arch, WideCausalAtomBf16>;
@@ -450,8 +450,8 @@ struct Tiles<DType::kFP8E4M3> {
   using WideSmallGrid = void;
 #endif
 #if defined(VAECONV_WIDE_WGMMA)
-  // No tail tile (tail_split.hpp): on the 166² bottleneck the e4m3 wide tile as the tail was not
-  // faster (docs/perf-notes.md, session 31).
+  // No tail tile (tail_split.hpp): the e4m3 wide tile as the tail was not faster on the 166²
+  // bottleneck (docs/perf-notes.md).
   using WideCout192 = TilePolicy<WideCout192ShapeFp8, Arch, WideCout192AtomFp8>;
 #else
   using WideCout192 = void;
