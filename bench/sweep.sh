@@ -37,7 +37,9 @@
 # tile is not 96 wide needs its width generated first (scripts/gen_wgmma_asm.py). Flag "wsN" (a
 # wgmma wide candidate) makes it warp-specialized (kernel::WarpSpecializedTileShape: warpsM x
 # warpsN consumer warpgroups and a producer warpgroup, a persistent grid) with N bytes of
-# epilogue staging after its kStages buffers. Flag "c192" (sm_90a) puts the candidate in place of
+# epilogue staging after its kStages buffers; with "pwN" N producer warpgroups (1 or 2) and "prN"
+# N registers a producer thread keeps (the consumers share the rest: kernel/register_split.hpp),
+# e4m3 or not, e.g. the shipped bf16 192-wide tile "128,192,64,2,1,4,ws51200,c192,pw2,pr56". Flag "c192" (sm_90a) puts the candidate in place of
 # the 192-wide tile of its dtype (kernel::takes_wide_cout192's rows) instead of the wide tile, e.g.
 # the warp-specialized 192-wide tiles: "128,192,64,2,1,4,ws51200,c192"
 # "128,192,128,2,1,4,ws51200,c192,fp8". Flag "nsN" (N >= 2) makes the candidate the narrow tile's
@@ -108,7 +110,7 @@ case "${1:-}" in
     i=$(find "$root" -maxdepth 1 -name 'sweep-[0-9]*' -type d 2>/dev/null | wc -l)
     for c in "${CANDIDATES[@]}"; do
       IFS=, read -r bm bn bk wm wn st extra <<<"$c"
-      mb=1 role=0 mma=0 halo_cin=96 ws=0 c192=0 slices=1 tail=0
+      mb=1 role=0 mma=0 halo_cin=96 ws=0 c192=0 slices=1 tail=0 pw=1 pr=0
       for f in ${extra//,/ }; do
         case "$f" in
           fp8) role=1 ;;
@@ -122,6 +124,8 @@ case "${1:-}" in
           hc*) halo_cin=${f#hc} ;;
           mma) mma=1 ;;
           ws*) ws=${f#ws} ;;
+          pw*) pw=${f#pw} ;;
+          pr*) pr=${f#pr} ;;
           ns*) slices=${f#ns} ;;
           nw) role=12 ;;
           tail) tail=1 ;;
@@ -147,6 +151,7 @@ case "${1:-}" in
       defs+=";VAECONV_CANDIDATE_MB=$mb;VAECONV_CANDIDATE_ROLE=$role"
       defs+=";VAECONV_CANDIDATE_MMA=$mma;VAECONV_CANDIDATE_HALO_CIN=$halo_cin"
       defs+=";VAECONV_CANDIDATE_WS=$ws;VAECONV_CANDIDATE_SLICES=$slices"
+      defs+=";VAECONV_CANDIDATE_PW=$pw;VAECONV_CANDIDATE_PR=$pr"
       configure "$defs"
       log="$root/sweep-$i.log"
       cmake --build "$tree" --target vaeconv_bench -j "$(nproc)" >"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }

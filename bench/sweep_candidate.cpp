@@ -8,6 +8,7 @@
 //   VAECONV_CANDIDATE_ROLE      the table entry it replaces (Role below)
 //   VAECONV_CANDIDATE_MMA       1: a wide candidate on the fragment atom (mma.sync), not wgmma
 //   VAECONV_CANDIDATE_WS        N > 0: the shape warp-specialized with N bytes of epilogue staging
+//   VAECONV_CANDIDATE_PW, _PR   its producer warpgroups and their registers (0: no split)
 //                               (kernel::WarpSpecializedTileShape; wgmma wide candidates)
 //   VAECONV_CANDIDATE_SLICES    N >= 2: the shape sliced over K into N groups of warps
 //                               (kernel::SlicedKTileShape; the narrow sliced-K candidates)
@@ -27,6 +28,10 @@
 #endif
 #if !defined(VAECONV_CANDIDATE_MMA)
 #define VAECONV_CANDIDATE_MMA 0
+#endif
+#if !defined(VAECONV_CANDIDATE_PW)
+#define VAECONV_CANDIDATE_PW 1
+#define VAECONV_CANDIDATE_PR 0
 #endif
 #if !defined(VAECONV_CANDIDATE_WS)
 #define VAECONV_CANDIDATE_WS 0
@@ -58,7 +63,8 @@ using PlainShape = TileShape<VAECONV_CANDIDATE_BM, VAECONV_CANDIDATE_BN, VAECONV
 constexpr int kStagingWs = VAECONV_CANDIDATE_WS;
 constexpr int kSlices = VAECONV_CANDIDATE_SLICES;
 using Shape = Pick<(kStagingWs > 0),
-                   WarpSpecializedTileShape<PlainShape, (kStagingWs > 0 ? kStagingWs : 1)>,
+                   WarpSpecializedTileShape<PlainShape, (kStagingWs > 0 ? kStagingWs : 1),
+                                            VAECONV_CANDIDATE_PW, VAECONV_CANDIDATE_PR>,
                    Pick<(kSlices > 1), SlicedKTileShape<PlainShape, (kSlices > 1 ? kSlices : 2)>,
                         PlainShape>>;
 constexpr int kHaloCin = VAECONV_CANDIDATE_HALO_CIN;

@@ -16,17 +16,23 @@ TEST(RegisterSplit, ShippedSplit) {
   constexpr RegisterSplit s = register_split(2, 104);
   static_assert(s.launch == 168 && s.producer == 104 && s.consumer == 200);
   EXPECT_EQ(s.launch * 3, 504);  // 65536 / 384 in whole 8s, three warpgroups
+  // The bf16 192-wide tile: two producers of 56 beside two consumers, 512 threads at 128.
+  constexpr RegisterSplit two = register_split(2, 56, 2);
+  static_assert(two.launch == 128 && two.producer == 56 && two.consumer == 200);
+  EXPECT_EQ(2 * 56 + 2 * 200, 4 * 128);
 }
 
 TEST(RegisterSplit, RaiseStaysInsideTheLaunchPool) {
   int checked = 0;
+  for (int producers = 1; producers <= 2; ++producers)
   for (int consumers = 1; consumers <= 3; ++consumers) {
-    const int launch = register_split(consumers, 24).launch;
+    const int launch = register_split(consumers, 24, producers).launch;
     for (int producer = 24; producer <= launch; producer += 8) {
-      const RegisterSplit s = register_split(consumers, producer);
-      SCOPED_TRACE(testing::Message() << consumers << " consumers, producer " << producer);
-      const int pool = s.launch * (consumers + 1);
-      EXPECT_LE(s.producer + consumers * s.consumer, pool);
+      const RegisterSplit s = register_split(consumers, producer, producers);
+      SCOPED_TRACE(testing::Message() << consumers << " consumers, " << producers
+                                      << " producers of " << producer);
+      const int pool = s.launch * (consumers + producers);
+      EXPECT_LE(producers * s.producer + consumers * s.consumer, pool);
       // Whole 8s, a raise (not a release), and inside setmaxnreg's range.
       EXPECT_EQ(s.consumer % 8, 0);
       EXPECT_GE(s.consumer, s.launch);
@@ -34,7 +40,7 @@ TEST(RegisterSplit, RaiseStaysInsideTheLaunchPool) {
       // Nothing that could be handed out is left over: one more 8 for each consumer overflows
       // the pool or setmaxnreg's range.
       if (s.consumer < 256) {
-        EXPECT_GT(s.producer + consumers * (s.consumer + 8), pool);
+        EXPECT_GT(producers * s.producer + consumers * (s.consumer + 8), pool);
       }
       ++checked;
     }

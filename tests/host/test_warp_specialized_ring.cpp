@@ -42,7 +42,7 @@ struct Outcome {
 template <int kStages>
 Outcome simulate(int tiles, int k_tiles, bool promote, Fault fault, uint32_t seed) {
   using Ring = vaeconv::kernel::StageRing<kStages>;
-  constexpr int kProducerThreads = 3;  // arrivals on full (the kernel: 128)
+  constexpr int kProducerThreads = 3;  // arrivals on full (the kernel: 128 or 256)
   constexpr int kConsumers = 2, kWarpsPerConsumer = 4;
   const int total = tiles * k_tiles;
   SimBarrier full[kStages], empty[kStages];

@@ -3,7 +3,7 @@
 //
 // setmaxnreg only moves registers between the warpgroups of a block: the pool is what the block
 // was launched with, every thread at the launch bound's count (65536 / threads in whole 8s: 168
-// at 384 threads). The producer warpgroup lowers its count and the consumers raise theirs; a raise
+// at 384 threads). The producer warpgroups lower their count and the consumers raise theirs; a raise
 // that the producer's release does not cover waits forever. So the consumers share exactly what
 // the producer leaves of that pool, in the whole 8s setmaxnreg takes (at most 256). Host code:
 // tests/host/test_register_split.cpp checks the rule for every producer count.
@@ -13,16 +13,18 @@ namespace vaeconv::kernel {
 
 struct RegisterSplit {
   int launch;    // registers a thread at launch, every warpgroup
-  int producer;  // the producer warpgroup's, after its release
+  int producer;  // each producer warpgroup's, after its release
   int consumer;  // each consumer warpgroup's, after its raise
 };
 
-// The split of a block of consumer_warpgroups consumers and one producer warpgroup that keeps
+// The split of a block of consumer_warpgroups consumers and producer_warpgroups producers that keep
 // producer_registers a thread.
-constexpr RegisterSplit register_split(int consumer_warpgroups, int producer_registers) {
-  const int warpgroups = consumer_warpgroups + 1;
+constexpr RegisterSplit register_split(int consumer_warpgroups, int producer_registers,
+                                       int producer_warpgroups = 1) {
+  const int warpgroups = consumer_warpgroups + producer_warpgroups;
   const int launch = 65536 / (warpgroups * 128) / 8 * 8;
-  const int share = (launch * warpgroups - producer_registers) / consumer_warpgroups / 8 * 8;
+  const int share = (launch * warpgroups - producer_registers * producer_warpgroups) /
+                    consumer_warpgroups / 8 * 8;
   return {launch, producer_registers, share < 256 ? share : 256};  // setmaxnreg's largest count
 }
 

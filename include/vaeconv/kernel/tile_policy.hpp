@@ -90,15 +90,21 @@ struct SlicedKTileShape : Shape {
   static constexpr int kSlicesK = Slices;
 };
 
-// A shape whose block is Shape's warps as consumers plus one producer warpgroup that does all the
-// copies (kernel/warp_specialized_conv_kernel.hpp: NVIDIA sm_90a, the wgmma atom), with an
-// epilogue staging of its own, StagingBytes after the pipeline: the pipeline's buffers belong to
-// the producer, which fills them with the next tile's K tiles while the epilogue runs.
-template <class Shape, int StagingBytes>
+// A shape whose block is Shape's warps as consumers plus ProducerWarpgroups producer warpgroups
+// that do all the copies (kernel/warp_specialized_conv_kernel.hpp: NVIDIA sm_90a, the wgmma atom),
+// with an epilogue staging of its own, StagingBytes after the pipeline: the pipeline's buffers
+// belong to the producers, which fill them with the next tile's K tiles while the epilogue runs.
+// ProducerRegisters > 0: the producers keep that many registers a thread and the consumers share
+// the rest of the block's pool (kernel/register_split.hpp); 0: no split, except for a promoting
+// atom (e4m3), whose producer keeps 104.
+template <class Shape, int StagingBytes, int ProducerWarpgroups = 1, int ProducerRegisters = 0>
 struct WarpSpecializedTileShape : Shape {
   static_assert(Shape::kSlicesK == 1, "a warp-specialized block walks all of K");
+  static_assert(ProducerWarpgroups == 1 || ProducerWarpgroups == 2, "one or two producers");
   static constexpr bool kWarpSpecialized = true;
   static constexpr int kStagingBytes = StagingBytes;
+  static constexpr int kProducerWarpgroups = ProducerWarpgroups;
+  static constexpr int kProducerRegisters = ProducerRegisters;
 };
 
 template <class Policy, class = void>

@@ -8,12 +8,12 @@
 //   consumers  Shape::kWarps warpgroups (threads 0 .. kConsumerThreads - 1): wait until a stage
 //              is full, issue its wgmma batch, release the stage the previous batch read, and at
 //              the end of a block tile run the epilogue (its own LDS, after the pipeline's);
-//   producer   one warpgroup (the last 128 threads): the same gathers as ConvKernel (GatherA,
-//              CopyA's views, the weight gather), laid out over 128 threads, each K tile's
-//              cp.async copies into a free stage, the stage's full barrier armed to complete when
-//              they land (MBarrier::arrive_on_copies).
+//   producer   one or two warpgroups (the last 128 or 256 threads; Shape::kProducerWarpgroups):
+//              the same gathers as ConvKernel (GatherA, CopyA's views, the weight gather), laid
+//              out over those threads, each K tile's cp.async copies into a free stage, the
+//              stage's full barrier armed to complete when they land (MBarrier::arrive_on_copies).
 // Stages form a ring of kStages buffers with two mbarriers each (arch/nvidia_mbarrier.hpp):
-//   full[s]   128 arrivals, one per producer thread, each when its copies of the stage landed;
+//   full[s]   one arrival per producer thread, each when its copies of the stage landed;
 //   empty[s]  one arrival per consumer warp, once the batch that read the stage has retired.
 // K tile u of the block (counted over all its block tiles) lives in stage u % kStages, and is that
 // stage's use u / kStages: consumers wait for full[s] at parity (u / kStages) & 1, the producer
@@ -23,10 +23,13 @@
 // one, so neither a tile's first copies nor its epilogue leave the copy engine idle.
 // wgmma reads the stages through the async proxy: each consumer thread fences the proxies
 // (fence.proxy.async) after its wait on full[s], before the batch.
-// sm_90a's tables ship it where it measured faster (kernel/tile_table.hpp: the e4m3 192-wide
-// tile); the GPU suite runs it there. Its protocol is also checked on the host
-// (tests/host/test_warp_specialized_ring.cpp), and sweeps build it as a candidate (bench/sweep.sh
-// flags wsN, c192; docs/perf-notes.md, W26).
+// A second producer warpgroup halves each producer thread's copies per K tile (the bf16 192-wide
+// tile: one warpgroup issuing all 2560 of them was slower than ConvKernel's eight copying warps,
+// two faster in a sweep: docs/perf-notes.md, session 32).
+// sm_90a's tables ship it where it measured faster (kernel/tile_table.hpp: the bf16 causal tile,
+// the e4m3 192-wide tile); the GPU suite runs it there.
+// Its protocol is also checked on the host (tests/host/test_warp_specialized_ring.cpp), and
+// sweeps build it as a candidate (bench/sweep.sh flags wsN, pwN, prN, c192; docs/perf-notes.md).
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -58,8 +61,9 @@ struct WarpSpecializedConvKernel {
   static constexpr int kStages = Policy::kStages;
   static constexpr int kConsumerThreads = Policy::kThreads;      // Shape::kWarps warpgroups
   static constexpr int kConsumerWarps = kConsumerThreads / 32;
-  static constexpr int kProducerThreads = 128;                   // one warpgroup
-  static_assert(Policy::kWaveSize == kProducerThreads, "the atom group is a warpgroup");
+  static constexpr int kProducerWarpgroups = Policy::kProducerWarpgroups;
+  static constexpr int kProducerThreads = 128 * kProducerWarpgroups;
+  static_assert(Policy::kWaveSize == 128, "the atom group is a warpgroup");
   // A promoting atom (e4m3) keeps a K tile's partial sums beside the accumulators: the producer
   // gives up registers for them (setmaxnreg; the block's 64 Ki registers at 384 threads are 168 a
   // thread). 104 for the producer leaves 200 to each consumer: room for the producer's gather
@@ -67,11 +71,18 @@ struct WarpSpecializedConvKernel {
   // spill reports, docs/perf-notes.md, W26).
   static constexpr bool kPromote = Policy::kPromoteEachTile;
   // The consumers share what the producer leaves of the block's launch pool (register_split.hpp).
-  static constexpr RegisterSplit kSplit = register_split(kConsumerThreads / 128, 104);
+  // A shape may set the producers' registers (Policy::kProducerRegisters): e.g. two producers of
+  // 56 leave each of two consumers 200 (for 96 accumulators) of the 128 a thread that 512 threads
+  // launch with.
+  static constexpr bool kSplits = kPromote || Policy::kProducerRegisters > 0;
+  static constexpr RegisterSplit kSplit = register_split(
+      kConsumerThreads / 128, Policy::kProducerRegisters > 0 ? Policy::kProducerRegisters : 104,
+      kProducerWarpgroups);
   static_assert(!kPromote || kConsumerThreads == 256, "the register split is for two consumers");
 
   // The producer's view of the tile: the same stages laid out over one warpgroup's copy roles.
-  using ProducerShape = TileShape<Policy::BM, Policy::BN, Policy::BK, 1, 1, kStages, 1>;
+  using ProducerShape =
+      TileShape<Policy::BM, Policy::BN, Policy::BK, kProducerWarpgroups, 1, kStages, 1>;
   using ProducerPolicy = TilePolicy<ProducerShape, Arch, Atom>;
   using Copy = BlockGemm<ProducerPolicy>;
   static_assert(ProducerPolicy::kStageBytes == Policy::kStageBytes &&
@@ -123,10 +134,10 @@ struct WarpSpecializedConvKernel {
     if (int(blockIdx.x) >= p.tiles) return;
     const int k_tiles = WarpSpecializedConvKernel::k_tiles(p);
     if (int(threadIdx.x) >= kConsumerThreads) {
-      if constexpr (kPromote) arch::WarpgroupRegisters::decrease_to<kSplit.producer>();
+      if constexpr (kSplits) arch::WarpgroupRegisters::decrease_to<kSplit.producer>();
       produce(p, smem, full, empty, k_tiles);
     } else {
-      if constexpr (kPromote) arch::WarpgroupRegisters::increase_to<kSplit.consumer>();
+      if constexpr (kSplits) arch::WarpgroupRegisters::increase_to<kSplit.consumer>();
       consume(p, smem, full, empty, k_tiles);
     }
   }
@@ -221,7 +232,7 @@ struct WarpSpecializedConvKernel {
 };
 
 template <class Policy, class Geo>
-__global__ void __launch_bounds__(Policy::kThreads + 128, 1)
+__global__ void __launch_bounds__(Policy::kThreads + 128 * Policy::kProducerWarpgroups, 1)
     warp_specialized_conv_kernel(ConvParams p) {
   run_with_lds<WarpSpecializedConvKernel<Policy, Geo, true>, typename Policy::ArchT>(p);
 }
