@@ -8,8 +8,8 @@
 //   VAECONV_CANDIDATE_ROLE      the table entry it replaces (Role below)
 //   VAECONV_CANDIDATE_MMA       1: a wide candidate on the fragment atom (mma.sync), not wgmma
 //   VAECONV_CANDIDATE_WS        N > 0: the shape warp-specialized with N bytes of epilogue staging
-//   VAECONV_CANDIDATE_PW, _PR   its producer warpgroups and their registers (0: no split)
 //                               (kernel::WarpSpecializedTileShape; wgmma wide candidates)
+//   VAECONV_CANDIDATE_PW, _PR   its producer warpgroups and their registers (0: no split)
 //   VAECONV_CANDIDATE_SLICES    N >= 2: the shape sliced over K into N groups of warps
 //                               (kernel::SlicedKTileShape; the narrow sliced-K candidates)
 //   VAECONV_CANDIDATE_HALO_CIN  the channels a halo candidate's halo holds (default 96); the
