@@ -3,10 +3,10 @@
 //
 // setmaxnreg only moves registers between the warpgroups of a block: the pool is what the block
 // was launched with, every thread at the launch bound's count (65536 / threads in whole 8s: 168
-// at 384 threads). The producer warpgroups lower their count and the consumers raise theirs; a raise
-// that the producer's release does not cover waits forever. So the consumers share exactly what
-// the producer leaves of that pool, in the whole 8s setmaxnreg takes (at most 256). Host code:
-// tests/host/test_register_split.cpp checks the rule for every producer count.
+// at 384 threads, 128 at 512). The producer warpgroups lower their count and the consumers raise
+// theirs; a raise that the producers' release does not cover waits forever. So the consumers
+// share exactly what the producers leave of that pool, in the whole 8s setmaxnreg takes (at most
+// 256). Host code: tests/host/test_register_split.cpp checks the rule for every producer count.
 #pragma once
 
 namespace vaeconv::kernel {
