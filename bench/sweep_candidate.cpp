@@ -31,6 +31,8 @@
 #endif
 #if !defined(VAECONV_CANDIDATE_PW)
 #define VAECONV_CANDIDATE_PW 1
+#endif
+#if !defined(VAECONV_CANDIDATE_PR)
 #define VAECONV_CANDIDATE_PR 0
 #endif
 #if !defined(VAECONV_CANDIDATE_WS)

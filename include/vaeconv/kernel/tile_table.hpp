@@ -207,8 +207,8 @@ using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
 // (which it would pad) and neutral on the upsample phases, which keep WideShape; the temporal
 // convs keep WideShape until timed on it (docs/performance.md, the 128x192 tile). The same tile
 // warp-specialized with one producer warpgroup measured slower on every row it serves; with two
-// (WarpSpecializedTileShape<this, 51200, 2, 56>) it measured 2-10 % faster in a sweep, and takes
-// this place once the GPU suite has run it (docs/perf-notes.md, session 32).
+// (WarpSpecializedTileShape<this, 51200, 2, 56>) it measured faster on every seed row timed, and
+// takes this place once the GPU suite has run it (docs/perf-notes.md).
 using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
 // The bf16 tile of the causal convs (cached or not, T = 1 and T > 1) that WideShape would take
 // (dispatch.hpp's takes_wide_causal: Cout not a multiple of 192, and not the halo kernel's),

@@ -23,9 +23,9 @@
 // one, so neither a tile's first copies nor its epilogue leave the copy engine idle.
 // wgmma reads the stages through the async proxy: each consumer thread fences the proxies
 // (fence.proxy.async) after its wait on full[s], before the batch.
-// A second producer warpgroup halves each producer thread's copies per K tile (the bf16 192-wide
-// tile: one warpgroup issuing all 2560 of them was slower than ConvKernel's eight copying warps,
-// two faster in a sweep: docs/perf-notes.md, session 32).
+// A second producer warpgroup halves each producer thread's copies per K tile: one warpgroup
+// issuing all 2560 of a 128x192x64 tile's could not keep up with ConvKernel's eight copying warps
+// (docs/perf-notes.md).
 // sm_90a's tables ship it where it measured faster (kernel/tile_table.hpp: the bf16 causal tile,
 // the e4m3 192-wide tile); the GPU suite runs it there.
 // Its protocol is also checked on the host (tests/host/test_warp_specialized_ring.cpp), and
@@ -70,7 +70,7 @@ struct WarpSpecializedConvKernel {
   // state and for the consumers' accumulators and partial sums (the split is chosen from ptxas's
   // spill reports, docs/perf-notes.md, W26).
   static constexpr bool kPromote = Policy::kPromoteEachTile;
-  // The consumers share what the producer leaves of the block's launch pool (register_split.hpp).
+  // The consumers share what the producers leave of the block's launch pool (register_split.hpp).
   // A shape may set the producers' registers (Policy::kProducerRegisters): e.g. two producers of
   // 56 leave each of two consumers 200 (for 96 accumulators) of the 128 a thread that 512 threads
   // launch with.
@@ -80,7 +80,7 @@ struct WarpSpecializedConvKernel {
       kProducerWarpgroups);
   static_assert(!kPromote || kConsumerThreads == 256, "the register split is for two consumers");
 
-  // The producer's view of the tile: the same stages laid out over one warpgroup's copy roles.
+  // The producers' view of the tile: the same stages laid out over their warpgroups' copy roles.
   using ProducerShape =
       TileShape<Policy::BM, Policy::BN, Policy::BK, kProducerWarpgroups, 1, kStages, 1>;
   using ProducerPolicy = TilePolicy<ProducerShape, Arch, Atom>;
