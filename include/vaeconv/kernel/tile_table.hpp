@@ -199,17 +199,18 @@ static_assert(TapReduceShape::BM == TapReducePatchCdna::kPixels &&
 // the barriers per FLOP of BK = 32), 4 stages (two tiles ahead of the one in flight), 2 blocks/SM.
 using WideShape = TileShape<128, 96, 64, 2, 1, 4, 2>;
 // The bf16 tile of the causal (cached or not) and downsample convs whose Cout is a multiple of
-// 192 (192, 384; dispatch.hpp's takes_wide_cout192): two warpgroups of 64 x 192 (one m64n192
-// wgmma each per K step), BK = 64, 4 stages, 160 KiB of shared memory and so 1
-// block/SM. Per K tile it reads each A row once for 192 output channels instead of twice for
-// 2 x 96: faster than WideShape on the 192- and 384-channel causal, cached-causal and 384-channel
-// downsample layers timed, equal on the 192-channel downsample, slower on the 96-channel ones
-// (which it would pad) and neutral on the upsample phases, which keep WideShape; the temporal
-// convs keep WideShape until timed on it (docs/performance.md, the 128x192 tile). The same tile
-// warp-specialized with one producer warpgroup measured slower on every row it serves; with two
-// (WarpSpecializedTileShape<this, 51200, 2, 56>) it measured faster on every seed row timed, and
-// takes this place once the GPU suite has run it (docs/perf-notes.md).
-using WideCout192Shape = TileShape<128, 192, 64, 2, 1, 4, 1>;
+// 192 (192, 384; dispatch.hpp's takes_wide_cout192): two consumer warpgroups of 64 x 192 (one
+// m64n192 wgmma each per K step), BK = 64, 4 stages (160 KiB) and 51200 bytes of epilogue staging
+// of its own, 1 block/SM. Per K tile it reads each A row once for 192 output channels instead of
+// twice for 2 x 96: faster than WideShape on the 192- and 384-channel causal, cached-causal and
+// 384-channel downsample layers timed, equal on the 192-channel downsample, slower on the
+// 96-channel ones (which it would pad) and neutral on the upsample phases, which keep WideShape;
+// the temporal convs keep WideShape until timed on it (docs/performance.md, the 128x192 tile).
+// Warp-specialized with two producer warpgroups of 56 registers each (the consumers keep 200):
+// with one producer warpgroup it measured slower than ConvKernel's form on every row it serves,
+// with two faster on every seed row timed (docs/perf-notes.md).
+using WideCout192Shape =
+    WarpSpecializedTileShape<TileShape<128, 192, 64, 2, 1, 4, 1>, 51200, 2, 56>;
 // The bf16 tile of the causal convs (cached or not, T = 1 and T > 1) that WideShape would take
 // (dispatch.hpp's takes_wide_causal: Cout not a multiple of 192, and not the halo kernel's),
 // above all the 96-channel cached conv of a Wan video decode: warp-specialized
