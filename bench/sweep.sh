@@ -40,8 +40,8 @@
 # epilogue staging after its kStages buffers; with "pwN" N producer warpgroups (1 or 2) and "prN"
 # N registers a producer thread keeps (the consumers share the rest: kernel/register_split.hpp),
 # e4m3 or not, e.g. "128,192,64,2,1,4,ws51200,c192,pw2,pr56". Flag "c192" (sm_90a) puts the
-# candidate in place of
-# the 192-wide tile of its dtype (kernel::takes_wide_cout192's rows) instead of the wide tile, e.g.
+# candidate in place of the 192-wide tile of its dtype (kernel::takes_wide_cout192's rows)
+# instead of the wide tile, e.g.
 # the warp-specialized 192-wide tiles: "128,192,64,2,1,4,ws51200,c192"
 # "128,192,128,2,1,4,ws51200,c192,fp8". Flag "nsN" (N >= 2) makes the candidate the narrow tile's
 # sliced-K form (kernel::SlicedKTileShape, N groups of warps over K; the NVIDIA tables have none,

@@ -19,30 +19,31 @@ TEST(RegisterSplit, ShippedSplit) {
   // The bf16 192-wide tile: two producers of 56 beside two consumers, 512 threads at 128.
   constexpr RegisterSplit two = register_split(2, 56, 2);
   static_assert(two.launch == 128 && two.producer == 56 && two.consumer == 200);
-  EXPECT_EQ(2 * 56 + 2 * 200, 4 * 128);
+  EXPECT_EQ(2 * two.producer + 2 * two.consumer, 4 * two.launch);  // the whole pool handed out
 }
 
 TEST(RegisterSplit, RaiseStaysInsideTheLaunchPool) {
   int checked = 0;
-  for (int producers = 1; producers <= 2; ++producers)
-  for (int consumers = 1; consumers <= 3; ++consumers) {
-    const int launch = register_split(consumers, 24, producers).launch;
-    for (int producer = 24; producer <= launch; producer += 8) {
-      const RegisterSplit s = register_split(consumers, producer, producers);
-      SCOPED_TRACE(testing::Message() << consumers << " consumers, " << producers
-                                      << " producers of " << producer);
-      const int pool = s.launch * (consumers + producers);
-      EXPECT_LE(producers * s.producer + consumers * s.consumer, pool);
-      // Whole 8s, a raise (not a release), and inside setmaxnreg's range.
-      EXPECT_EQ(s.consumer % 8, 0);
-      EXPECT_GE(s.consumer, s.launch);
-      EXPECT_LE(s.consumer, 256);
-      // Nothing that could be handed out is left over: one more 8 for each consumer overflows
-      // the pool or setmaxnreg's range.
-      if (s.consumer < 256) {
-        EXPECT_GT(producers * s.producer + consumers * (s.consumer + 8), pool);
+  for (int producers = 1; producers <= 2; ++producers) {
+    for (int consumers = 1; consumers <= 3; ++consumers) {
+      const int launch = register_split(consumers, 24, producers).launch;
+      for (int producer = 24; producer <= launch; producer += 8) {
+        const RegisterSplit s = register_split(consumers, producer, producers);
+        SCOPED_TRACE(testing::Message() << consumers << " consumers, " << producers
+                                        << " producers of " << producer);
+        const int pool = s.launch * (consumers + producers);
+        EXPECT_LE(producers * s.producer + consumers * s.consumer, pool);
+        // Whole 8s, a raise (not a release), and inside setmaxnreg's range.
+        EXPECT_EQ(s.consumer % 8, 0);
+        EXPECT_GE(s.consumer, s.launch);
+        EXPECT_LE(s.consumer, 256);
+        // Nothing that could be handed out is left over: one more 8 for each consumer overflows
+        // the pool or setmaxnreg's range.
+        if (s.consumer < 256) {
+          EXPECT_GT(producers * s.producer + consumers * (s.consumer + 8), pool);
+        }
+        ++checked;
       }
-      ++checked;
     }
   }
   EXPECT_GT(checked, 30);

@@ -70,13 +70,15 @@ struct WarpSpecializedConvKernel {
   // state and for the consumers' accumulators and partial sums (the split is chosen from ptxas's
   // spill reports, docs/perf-notes.md, W26).
   static constexpr bool kPromote = Policy::kPromoteEachTile;
+  static constexpr int kPromoteProducerRegisters = 104;
   // The consumers share what the producers leave of the block's launch pool (register_split.hpp).
   // A shape may set the producers' registers (Policy::kProducerRegisters): e.g. two producers of
   // 56 leave each of two consumers 200 (for 96 accumulators) of the 128 a thread that 512 threads
   // launch with.
   static constexpr bool kSplits = kPromote || Policy::kProducerRegisters > 0;
   static constexpr RegisterSplit kSplit = register_split(
-      kConsumerThreads / 128, Policy::kProducerRegisters > 0 ? Policy::kProducerRegisters : 104,
+      kConsumerThreads / 128,
+      Policy::kProducerRegisters > 0 ? Policy::kProducerRegisters : kPromoteProducerRegisters,
       kProducerWarpgroups);
   static_assert(!kPromote || kConsumerThreads == 256, "the register split is for two consumers");
 
