@@ -13,7 +13,7 @@ using vaeconv::kernel::register_split;
 using vaeconv::kernel::RegisterSplit;
 
 TEST(RegisterSplit, ShippedSplit) {
-  constexpr RegisterSplit s = register_split(2, 104);
+  constexpr RegisterSplit s = register_split(2, vaeconv::kernel::kPromoteProducerRegisters);
   static_assert(s.launch == 168 && s.producer == 104 && s.consumer == 200);
   EXPECT_EQ(s.launch * 3, 504);  // 65536 / 384 in whole 8s, three warpgroups
   // The bf16 192-wide tile: two producers of 56 beside two consumers, 512 threads at 128.

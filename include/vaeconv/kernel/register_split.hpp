@@ -17,6 +17,13 @@ struct RegisterSplit {
   int consumer;  // each consumer warpgroup's, after its raise
 };
 
+// The producers' registers where a promoting atom (e4m3) sets the split and the shape names none:
+// its consumers keep a K tile's partial sums beside the accumulators. At 384 threads the pool is
+// 168 a thread; 104 for the producer leaves 200 to each of two consumers: room for the producer's
+// gather state and for the consumers' accumulators and partial sums (chosen from ptxas's spill
+// reports, docs/perf-notes.md, W26). The warp-specialized kernel and the host test share it.
+inline constexpr int kPromoteProducerRegisters = 104;
+
 // The split of a block of consumer_warpgroups consumers and producer_warpgroups producers that keep
 // producer_registers a thread.
 constexpr RegisterSplit register_split(int consumer_warpgroups, int producer_registers,

@@ -96,7 +96,7 @@ struct SlicedKTileShape : Shape {
 // belong to the producers, which fill them with the next tile's K tiles while the epilogue runs.
 // ProducerRegisters > 0: the producers keep that many registers a thread and the consumers share
 // the rest of the block's pool (kernel/register_split.hpp); 0: no split, except for a promoting
-// atom (e4m3), whose producers keep the kernel's kPromoteProducerRegisters.
+// atom (e4m3), whose producers keep kPromoteProducerRegisters (register_split.hpp).
 template <class Shape, int StagingBytes, int ProducerWarpgroups = 1, int ProducerRegisters = 0>
 struct WarpSpecializedTileShape : Shape {
   static_assert(Shape::kSlicesK == 1, "a warp-specialized block walks all of K");

@@ -65,12 +65,8 @@ struct WarpSpecializedConvKernel {
   static constexpr int kProducerThreads = 128 * kProducerWarpgroups;
   static_assert(Policy::kWaveSize == 128, "the atom group is a warpgroup");
   // A promoting atom (e4m3) keeps a K tile's partial sums beside the accumulators: the producer
-  // gives up registers for them (setmaxnreg; the block's 64 Ki registers at 384 threads are 168 a
-  // thread). 104 for the producer leaves 200 to each consumer: room for the producer's gather
-  // state and for the consumers' accumulators and partial sums (the split is chosen from ptxas's
-  // spill reports, docs/perf-notes.md, W26).
+  // gives up registers for them (kPromoteProducerRegisters, register_split.hpp).
   static constexpr bool kPromote = Policy::kPromoteEachTile;
-  static constexpr int kPromoteProducerRegisters = 104;
   // The consumers share what the producers leave of the block's launch pool (register_split.hpp).
   // A shape may set the producers' registers (Policy::kProducerRegisters): e.g. two producers of
   // 56 leave each of two consumers 200 (for 96 accumulators) of the 128 a thread that 512 threads
