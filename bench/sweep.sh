@@ -79,8 +79,10 @@
 # of the best candidate per shape, and for each pair of candidates of one dtype with different
 # residency the total of the round rule (kernel/tile_rounds.hpp: the tile with more blocks per CU
 # only where its grid needs fewer rounds over the CUs).
-# Flags that went with issue 24 (they reached into the library headers): "ca" (cp.async .ca),
-# and, with the forms they built (docs/perf-notes.md), "rf", "trp"/"trnp", "bulk"/"nobulk"/"bulkw",
+# Flag "ca" (NVIDIA): the candidate's copies are cp.async.ca, cached in L1 as well as L2 (the
+# library's are .cg), through an architecture overlay in bench/sweep_candidate.cpp; it applies to
+# the wide, c192, nw and tail candidates, e.g. enc_conv_out's "128,32,64,2,1,4,nw,ca".
+# Flags that went with issue 24 (they reached into the library headers): with the forms they built (docs/perf-notes.md), "rf", "trp"/"trnp", "bulk"/"nobulk"/"bulkw",
 # "dup", "noepi"/"nomma"/"nocopy"; VAECONV_SWEEP_TESTS (the GPU tests run the shipped library).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -111,7 +113,7 @@ case "${1:-}" in
     i=$(find "$root" -maxdepth 1 -name 'sweep-[0-9]*' -type d 2>/dev/null | wc -l)
     for c in "${CANDIDATES[@]}"; do
       IFS=, read -r bm bn bk wm wn st extra <<<"$c"
-      mb=1 role=0 mma=0 halo_cin=96 ws=0 c192=0 slices=1 tail=0 pw=1 pr=0
+      mb=1 role=0 mma=0 halo_cin=96 ws=0 c192=0 slices=1 tail=0 pw=1 pr=0 l1=0
       for f in ${extra//,/ }; do
         case "$f" in
           fp8) role=1 ;;
@@ -130,6 +132,7 @@ case "${1:-}" in
           ns*) slices=${f#ns} ;;
           nw) role=12 ;;
           tail) tail=1 ;;
+          ca) l1=1 ;;
           mb*) mb=${f#mb} ;;
           *) echo "unknown candidate flag: $f" >&2; exit 2 ;;
         esac
@@ -152,7 +155,7 @@ case "${1:-}" in
       defs+=";VAECONV_CANDIDATE_MB=$mb;VAECONV_CANDIDATE_ROLE=$role"
       defs+=";VAECONV_CANDIDATE_MMA=$mma;VAECONV_CANDIDATE_HALO_CIN=$halo_cin"
       defs+=";VAECONV_CANDIDATE_WS=$ws;VAECONV_CANDIDATE_SLICES=$slices"
-      defs+=";VAECONV_CANDIDATE_PW=$pw;VAECONV_CANDIDATE_PR=$pr"
+      defs+=";VAECONV_CANDIDATE_PW=$pw;VAECONV_CANDIDATE_PR=$pr;VAECONV_CANDIDATE_L1=$l1"
       configure "$defs"
       log="$root/sweep-$i.log"
       cmake --build "$tree" --target vaeconv_bench -j "$(nproc)" >"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }

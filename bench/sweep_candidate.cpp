@@ -14,6 +14,9 @@
 //                               (kernel::SlicedKTileShape; the narrow sliced-K candidates)
 //   VAECONV_CANDIDATE_HALO_CIN  the channels a halo candidate's halo holds (default 96); the
 //                               dispatch then sends it every T = 1 causal Cin up to that
+//   VAECONV_CANDIDATE_L1        1: a wide, 192-wide, narrow-wgmma or tail candidate's copies
+//                               allocate in L1 as well as L2 (cp.async.ca; NVIDIA only), through
+//                               L1CachingArch below, an overlay of the bench, not the library
 // The library and its headers stay the shipped ones: the candidate is a type, CandidateTiles (the
 // shipped kernel::Tiles with that entry replaced), and the bench's timed conv runs the library's
 // dispatch over it (conv_forward_with, bench_conv_entry.hpp). Patches of the halo-policy kernels
@@ -44,6 +47,9 @@
 #if !defined(VAECONV_CANDIDATE_HALO_CIN)
 #define VAECONV_CANDIDATE_HALO_CIN 96
 #endif
+#if !defined(VAECONV_CANDIDATE_L1)
+#define VAECONV_CANDIDATE_L1 0
+#endif
 
 namespace vaeconv::bench {
 namespace {
@@ -71,6 +77,32 @@ using Shape = Pick<(kStagingWs > 0),
                         PlainShape>>;
 constexpr int kHaloCin = VAECONV_CANDIDATE_HALO_CIN;
 
+#if VAECONV_CANDIDATE_L1
+#if !defined(VAECONV_BACKEND_CUDA)
+#error "flag ca (cp.async.ca) is an NVIDIA candidate"
+#endif
+// The shipped architecture layer with one change: each 16-byte copy is cp.async.ca, which
+// allocates the line in L1 too, where the library's .cg caches in L2 only. A conv re-reads its
+// A rows at the next kw tap (one tap of K later), which L1 can serve when the rows fit beside the
+// tile's LDS; whether that beats the L1 traffic it adds is what the sweep measures.
+struct L1CachingArch : Arch {
+  template <int N>
+  VAECONV_DEVICE static void load(Slot<N>&, int, void* lds_dst, GlobalView v, uint32_t offset,
+                                  bool valid) {
+#if defined(__CUDA_ARCH__)
+    const char* src = v.base + (valid ? offset : 0u);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(lds_dst)),
+                 "l"(src), "r"(valid ? 16 : 0));
+#else
+    (void)lds_dst; (void)v; (void)offset; (void)valid;
+#endif
+  }
+};
+using CopyArch = L1CachingArch;
+#else
+using CopyArch = Arch;
+#endif
+
 #if defined(VAECONV_NVIDIA_WGMMA)
 constexpr bool kWgmma = !VAECONV_CANDIDATE_MMA;
 using WgmmaBf16 = Arch::AtomWgmmaBf16<Shape::WTN>;
@@ -80,8 +112,8 @@ constexpr bool kWgmma = false;
 using WgmmaBf16 = Arch::AtomBf16;
 using WgmmaFp8 = Arch::AtomFp8;
 #endif
-using WideBf16 = TilePolicy<Shape, Arch, Pick<kWgmma, WgmmaBf16, Arch::AtomBf16>>;
-using WideFp8 = TilePolicy<Shape, Arch, Pick<kWgmma, WgmmaFp8, Arch::AtomFp8>>;
+using WideBf16 = TilePolicy<Shape, CopyArch, Pick<kWgmma, WgmmaBf16, Arch::AtomBf16>>;
+using WideFp8 = TilePolicy<Shape, CopyArch, Pick<kWgmma, WgmmaFp8, Arch::AtomFp8>>;
 
 template <DType kType>
 struct CandidateTable;
