@@ -1,6 +1,7 @@
 // tests/emu/operand_codes.hpp — operand elements of either type as the LDS emulations store them:
 // bf16 bits or e4m3fn bytes, with their exact values (the halo tests' shared vocabulary).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +34,25 @@ struct OperandCode {
   static constexpr Decode kDecode = kElemBytes == 2 ? decode_bf16_le : decode_e4m3_byte;
 };
 
+// The direct 3 x 3 conv (stride 1, zero padding outside the h x w frame) at output pixel
+// (oh, ow), channel n: the sum over taps and channels of x_value(pixel index * cin + c) times
+// w_value(k), k = (kh * 3 + kw) * cin + c the natural K order of weight row n. The value
+// functions decode the operands (bf16, e4m3, a NaN where a test plants one), so every test of a
+// patch or tap-row fragment checks against this one loop.
+template <class XValue, class WValue>
+double direct_conv3x3_at(int oh, int ow, int h, int w, int cin, XValue x_value,
+                         WValue w_value) {
+  double want = 0;
+  for (int kh = 0; kh < 3; ++kh)
+    for (int kw = 0; kw < 3; ++kw) {
+      const int ih = oh - 1 + kh, iw = ow - 1 + kw;
+      if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
+      for (int c = 0; c < cin; ++c)
+        want += x_value((std::size_t(ih) * w + iw) * cin + c) * w_value((kh * 3 + kw) * cin + c);
+    }
+  return want;
+}
+
 // The accumulators of the m64 x kN wgmma atoms that cover a patch of kCols-pixel rows at
 // (oh0, ow0), checked against the direct 3 x 3 conv (zero padding outside the h x w frame) of
 // x [h][w][cin] with weights wt, row n at n * w_row_stride in the natural K order
@@ -51,15 +71,9 @@ int wrong_patch_accumulators(const std::vector<std::vector<std::vector<double>>>
         const int m = 64 * int(atom) + 16 * warp + lane / 4 + 8 * ((r / 2) % 2);
         const int n = 8 * (r / 4) + 2 * (lane % 4) + r % 2;
         const int oh = oh0 + m / kCols, ow = ow0 + m % kCols;
-        double want = 0;
-        for (int kh = 0; kh < 3; ++kh)
-          for (int kw = 0; kw < 3; ++kw) {
-            const int ih = oh - 1 + kh, iw = ow - 1 + kw;
-            if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
-            for (int c = 0; c < cin; ++c)
-              want += E::value(x[(size_t(ih) * w + iw) * cin + c]) *
-                      E::value(wt[size_t(n) * w_row_stride + (kh * 3 + kw) * cin + c]);
-          }
+        const double want = direct_conv3x3_at(
+            oh, ow, h, w, cin, [&](std::size_t i) { return E::value(x[i]); },
+            [&](int k) { return E::value(wt[std::size_t(n) * w_row_stride + k]); });
         if (d[atom][size_t(t)][size_t(r)] != want) ++bad;
       }
   return bad;

@@ -23,6 +23,7 @@
 
 #include "emu/fragment_atoms.hpp"
 #include "emu/matrix_emulator.hpp"
+#include "emu/operand_codes.hpp"
 #include "lds/bank_model.hpp"
 #include "vaeconv/arch/fragment_layouts.hpp"
 #include "vaeconv/core/numerics_bf16.hpp"
@@ -101,15 +102,10 @@ int run_tile(Target t, int h, int w, int cin, int oh0, int ow0, Break brk, unsig
         for (int r = 0; r < L::kCElems; ++r) {
           const int m = m0 + L::c_row(l, r), n = n0 + L::c_col(l, r);
           const int oh = oh0 + m / Halo::kCols, ow = ow0 + m % Halo::kCols;
-          double want = 0;
-          for (int kh = 0; kh < 3; ++kh)
-            for (int kw = 0; kw < 3; ++kw) {
-              const int ih = oh - 1 + kh, iw = ow - 1 + kw;
-              if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
-              for (int ci = 0; ci < cin; ++ci)
-                want += double(vaeconv::bf16_to_float(x[(std::size_t(ih) * w + iw) * cin + ci])) *
-                        double(vaeconv::bf16_to_float(wt[std::size_t(n) * k + (kh * 3 + kw) * cin + ci]));
-            }
+          const double want = emu::direct_conv3x3_at(
+              oh, ow, h, w, cin,
+              [&](std::size_t i) { return double(vaeconv::bf16_to_float(x[i])); },
+              [&](int kk) { return double(vaeconv::bf16_to_float(wt[std::size_t(n) * k + kk])); });
           if (double(c.lanes[std::size_t(l)][std::size_t(r)]) != want) ++bad;
         }
     }

@@ -126,15 +126,9 @@ int run_tile(Target t, int h, int w, int oh0, int ow0, Break brk, unsigned seed,
         for (int r = 0; r < L::kCElems; ++r) {
           const int m = m0 + L::c_row(l, r), n = n0 + L::c_col(l, r);
           const int oh = oh0 + m / H::kCols, ow = ow0 + m % H::kCols;
-          double want = 0;
-          for (int kh = 0; kh < 3; ++kh)
-            for (int kw = 0; kw < 3; ++kw) {
-              const int ih = oh - 1 + kh, iw = ow - 1 + kw;
-              if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
-              for (int ci = 0; ci < kCin; ++ci)
-                want += x_value((std::size_t(ih) * w + iw) * kCin + ci) *
-                        E::value(wt[std::size_t(n) * kKPad + (kh * 3 + kw) * kCin + ci]);
-            }
+          const double want = emu::direct_conv3x3_at(
+              oh, ow, h, w, kCin, x_value,
+              [&](int k) { return E::value(wt[std::size_t(n) * kKPad + k]); });
           const double got = double(scale) * double(c.lanes[std::size_t(l)][std::size_t(r)]);
           if (!(got == want) && !(std::isnan(got) && std::isnan(want))) ++bad;
         }

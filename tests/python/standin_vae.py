@@ -198,20 +198,23 @@ CACHE_T = 2  # the module constant the residual-block patch checks (diffusers' C
 
 
 class QwenImageRMS_norm(nn.Module):
-    """Channel-first RMS norm: F.normalize over dim 1 (fp32 for bf16 inputs, rounded back) times
-    sqrt(C), gamma and bias."""
+    """diffusers' RMS norm (its constructor's signature): F.normalize over dim 1 (channel_first) or
+    the last dim (fp32 for bf16 inputs, rounded back), times sqrt(C), gamma and bias."""
 
-    def __init__(self, dim, images=True, bias=False):
+    def __init__(self, dim, channel_first=True, images=True, bias=False):
         super().__init__()
         shape = (dim, 1, 1) if images else (dim, 1, 1, 1)
-        self.channel_first = True
+        if not channel_first:
+            shape = (dim,)
+        self.channel_first = channel_first
         self.scale = dim ** 0.5
         self.gamma = nn.Parameter(torch.ones(shape))
         self.bias = nn.Parameter(torch.zeros(shape)) if bias else 0.0
 
     def forward(self, x):
         low = x.dtype in (torch.float16, torch.bfloat16)
-        return F.normalize(x.float() if low else x, dim=1).to(x.dtype) * self.scale * self.gamma + self.bias
+        n = F.normalize(x.float() if low else x, dim=1 if self.channel_first else -1).to(x.dtype)
+        return n * self.scale * self.gamma + self.bias
 
 
 class WanRMS_norm(QwenImageRMS_norm):

@@ -27,27 +27,9 @@ import vaeconv.torch as vt  # noqa: E402
 
 # --- Stand-ins with diffusers' class names and the structure the patch relies on ----------------
 
-class QwenImageRMS_norm(nn.Module):
-    """F.normalize over dim 1 (fp32 for bf16 inputs, rounded back), times sqrt(C), gamma, bias."""
-
-    def __init__(self, dim, channel_first=True, images=True, bias=False):
-        super().__init__()
-        shape = (dim, 1, 1) if images else (dim, 1, 1, 1)
-        if not channel_first:
-            shape = (dim,)
-        self.channel_first = channel_first
-        self.scale = dim ** 0.5
-        self.gamma = nn.Parameter(torch.ones(shape))
-        self.bias = nn.Parameter(torch.zeros(shape)) if bias else 0.0
-
-    def forward(self, x):
-        low = x.dtype in (torch.float16, torch.bfloat16)
-        n = F.normalize(x.float() if low else x, dim=1 if self.channel_first else -1).to(x.dtype)
-        return n * self.scale * self.gamma + self.bias
-
-
-class WanRMS_norm(QwenImageRMS_norm):
-    pass
+# diffusers' RMS norms (channel_first=False among what the patch must refuse).
+QwenImageRMS_norm = standin_vae.QwenImageRMS_norm
+WanRMS_norm = standin_vae.WanRMS_norm
 
 
 class ResBlock(nn.Module):
