@@ -234,6 +234,16 @@ struct Cdna {
   using AtomBf16 = AtomBf16Of<32>;
   using AtomBf16Narrow = AtomBf16Of<16>;
 
+  // What turns an e4m3 atom's accumulators into the true sum: gfx942 reads the bytes as FNUZ, whose
+  // products are a quarter of e4m3fn's (arch/fp8_fnuz.hpp), gfx950 as e4m3fn itself.
+  VAECONV_DEVICE static float fp8_acc_scale() {
+#if defined(__gfx942__)
+    return kFnuzProductScale;
+#else
+    return 1.f;
+#endif
+  }
+
   // 32x32x64 e4m3: two adjacent 16-byte chunks per lane (fragment_layouts.hpp: Mfma32x32x64Fp8).
   // gfx950: one v_mfma_f32_32x32x64_f8f6f4 with literal unit scales (the compiler then emits the
   // unscaled form). gfx942: four v_mfma_f32_32x32x16_fp8_fp8 on the lane's 8-byte quarters; the
@@ -245,13 +255,7 @@ struct Cdna {
     struct FragA { i32x4 v[2]; };
     struct FragB { i32x4 v[2]; };
     struct FragC { f32x16 v; };
-    VAECONV_DEVICE static float acc_scale() {
-#if defined(__gfx942__)
-      return kFnuzProductScale;
-#else
-      return 1.f;
-#endif
-    }
+    VAECONV_DEVICE static float acc_scale() { return fp8_acc_scale(); }
     VAECONV_DEVICE static void load_a(FragA& a, int part, const void* chunk) {
       a.v[part] = *static_cast<const i32x4*>(chunk);
     }
@@ -292,13 +296,7 @@ struct Cdna {
     using FragA = Frag16B;
     using FragB = Frag16B;
     struct FragC { f32x16 v; };
-    VAECONV_DEVICE static float acc_scale() {
-#if defined(__gfx942__)
-      return kFnuzProductScale;
-#else
-      return 1.f;
-#endif
-    }
+    VAECONV_DEVICE static float acc_scale() { return fp8_acc_scale(); }
     VAECONV_DEVICE static void load_a(FragA& a, int, const void* chunk) { load_chunk(a, chunk); }
     VAECONV_DEVICE static void load_b(FragB& b, int, const void* chunk) { load_chunk(b, chunk); }
     VAECONV_DEVICE static void mma(FragC& c, const FragA& a, const FragB& b) {
