@@ -16,28 +16,18 @@
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"
 #include "vaeconv/conv/conv_desc.hpp"
+#include "vaeconv/conv/stream_cache_args.hpp"
 #include "vaeconv/core/status.hpp"
 
 namespace vaeconv {
 
-// Frames of the next chunk's cache after the conv `d` (its cache_frames, then its T frames).
-inline int stream_cache_frames(const ConvDesc& d) {
-  const int64_t all = d.in_frames();
-  return int(all < 2 ? all : 2);
-}
-
 // new_cache: [N, stream_cache_frames(d), H, W, Cin] with strides `s` (NDHWC, in x's dtype).
-// cache: as ConvArgs::cache for d (null when d.cache_frames == 0); x: d's input.
+// cache: as ConvArgs::cache for d (null when d.cache_frames == 0); x: d's input. Every argument
+// is checked before the first copy (conv/stream_cache_args.hpp).
 inline Status write_stream_cache(const ConvDesc& d, const void* cache, const void* x,
                                  void* new_cache, const Strides5& s, hipStream_t stream) {
-  VAECONV_RETURN_IF_ERROR(d.validate());
-  if (x == nullptr || new_cache == nullptr)
-    return Status(StatusCode::kInvalidArgument, "write_stream_cache: x and new_cache must not be null");
-  if ((cache == nullptr) != (d.cache_frames == 0))
-    return Status(StatusCode::kInvalidArgument,
-                  "write_stream_cache: a cache is given exactly when d.cache_frames > 0");
+  VAECONV_RETURN_IF_ERROR(check_stream_cache_args(d, cache, x, new_cache, s));
   const int frames = stream_cache_frames(d);
-  VAECONV_RETURN_IF_ERROR(detail::check_strides("new cache", s, frames, d.h, d.w, d.cin));
   const int64_t esz = int64_t(size_of(d.in_dtype));
   const int64_t first = d.in_frames() - frames;  // frame of cat(cache, x) that becomes frame 0
   for (int64_t n = 0; n < d.n; ++n)
@@ -48,11 +38,7 @@ inline Status write_stream_cache(const ConvDesc& d, const void* cache, const voi
       const char* src = static_cast<const char*>(cached ? cache : x) +
                         esz * (n * src_s.n + (cached ? j : j - d.cache_frames) * src_s.t);
       char* dst = static_cast<char*>(new_cache) + esz * (n * s.n + f * s.t);
-      const bool dense_rows = src_s.w == d.cin && s.w == d.cin;
-      const int64_t row_bytes = d.w * d.cin * esz;
-      if (!dense_rows)
-        return Status(StatusCode::kUnsupported,
-                      "write_stream_cache: pixels must be dense within a row (w stride = Cin)");
+      const int64_t row_bytes = d.w * d.cin * esz;  // rows are dense (checked above)
       if (src_s.h == d.w * d.cin && s.h == d.w * d.cin) {  // one contiguous frame
         const hipError_t e = hipMemcpyAsync(dst, src, size_t(row_bytes * d.h),
                                             hipMemcpyDeviceToDevice, stream);
