@@ -70,6 +70,26 @@ TEST(ConvArgs, Misaligned) {
   EXPECT_EQ(s.code(), StatusCode::kMisaligned);
 }
 
+// Each misaligned pointer is named in the refusal, not a list of every pointer's rule.
+TEST(ConvArgs, MisalignedPointerIsNamed) {
+  const auto message = [](const Fixture& f) { return validate_for_kernels(f.d, f.a).message(); };
+  Fixture f;
+  f.a.x = addr(0x10000008);
+  EXPECT_EQ(message(f), "x must be 16-byte aligned");
+  Fixture w;
+  w.a.weights.data = addr(0x20000004);
+  EXPECT_EQ(message(w), "packed weights must be 16-byte aligned");
+  Fixture r;
+  r.a.residual = addr(0x40000004);
+  EXPECT_EQ(message(r), "residual must be 16-byte aligned");
+  Fixture y;
+  y.a.y = addr(0x50000002);
+  EXPECT_EQ(message(y), "y must be 16-byte aligned");
+  Fixture b;
+  b.a.bias = static_cast<const float*>(addr(0x30000002));
+  EXPECT_EQ(message(b), "bias must be 4-byte aligned");
+}
+
 TEST(ConvArgs, UnsupportedProblems) {
   Fixture f;
   f.d.stride_h = 2;  // a causal conv with stride: not a VAE conv
@@ -265,9 +285,22 @@ TEST(ConvArgsFp8, ScalesAreRequiredAndChecked) {
   EXPECT_TRUE(validate_for_kernels(d8, b).ok());
   b.residual = b.y;  // an fp8 output cannot also be the bf16 residual
   EXPECT_EQ(validate_for_kernels(d8, b).code(), StatusCode::kOverlap);
-  b = a;  // a scale inside the output
+  b = a;  // a scale inside the output: the refusal names which
   b.x_scale = static_cast<const float*>(addr(0x50000000 + 64));
   EXPECT_EQ(validate_for_kernels(d, b).code(), StatusCode::kOverlap);
+  EXPECT_EQ(validate_for_kernels(d, b).message(), "output y overlaps x_scale");
+  b = a;
+  b.y_scale = static_cast<const float*>(addr(0x50000000 + 128));
+  EXPECT_EQ(validate_for_kernels(d8, b).message(), "output y overlaps y_scale");
+  b = a;  // misaligned scales, each named
+  b.x_scale = static_cast<const float*>(addr(0x60000002));
+  EXPECT_EQ(validate_for_kernels(d, b).message(), "x_scale must be 4-byte aligned");
+  b = a;
+  b.weights.scales = static_cast<const float*>(addr(0x21000001));
+  EXPECT_EQ(validate_for_kernels(d, b).message(), "weight scales must be 4-byte aligned");
+  b = a;
+  b.y_scale = static_cast<const float*>(addr(0x60000006));
+  EXPECT_EQ(validate_for_kernels(d8, b).message(), "y_scale must be 4-byte aligned");
   // A bf16 conv takes no scales: the kernels would read weight scales that bf16 weights do not
   // have (and bf16 kernels apply none).
   ConvDesc bf = ConvDesc::causal3x3x3(1, 1, 16, 16, 32, 64);

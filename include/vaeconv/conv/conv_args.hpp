@@ -155,16 +155,21 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   if (a.x == nullptr) return invalid("input pointer x is null");
   if (a.y == nullptr) return invalid("output pointer y is null");
   if (a.weights.data == nullptr) return invalid("packed weights pointer is null");
-  if (!detail::aligned(a.x, 16) || !detail::aligned(a.y, 16) ||
-      !detail::aligned(a.weights.data, 16) || (a.residual && !detail::aligned(a.residual, 16)))
-    return Status(StatusCode::kMisaligned, "x, y, residual and weights must be 16-byte aligned");
-  if (a.bias && !detail::aligned(a.bias, 4))
-    return Status(StatusCode::kMisaligned, "bias must be 4-byte aligned");
+  // Each misaligned pointer is named (the first one found, in argument order).
+  const auto misaligned = [](const char* name, int bytes) {
+    return Status(StatusCode::kMisaligned,
+                  std::string(name) + " must be " + std::to_string(bytes) + "-byte aligned");
+  };
+  if (!detail::aligned(a.x, 16)) return misaligned("x", 16);
+  if (!detail::aligned(a.weights.data, 16)) return misaligned("packed weights", 16);
+  if (a.residual && !detail::aligned(a.residual, 16)) return misaligned("residual", 16);
+  if (!detail::aligned(a.y, 16)) return misaligned("y", 16);
+  if (a.bias && !detail::aligned(a.bias, 4)) return misaligned("bias", 4);
   if (fp8) {
     if (a.x_scale == nullptr) return invalid("fp8 input needs x_scale (device, one float)");
     if (a.weights.scales == nullptr) return invalid("fp8 weights need their per-channel scales");
-    if (!detail::aligned(a.x_scale, 4) || !detail::aligned(a.weights.scales, 4))
-      return Status(StatusCode::kMisaligned, "scales must be 4-byte aligned");
+    if (!detail::aligned(a.x_scale, 4)) return misaligned("x_scale", 4);
+    if (!detail::aligned(a.weights.scales, 4)) return misaligned("weight scales", 4);
   }
   if (y_fp8 && a.y_scale == nullptr) return invalid("fp8 output needs y_scale (device, one float)");
   if (a.y_scale && !detail::aligned(a.y_scale, 4))
@@ -233,9 +238,10 @@ inline Status validate_for_kernels(const ConvDesc& d, const ConvArgs& a) {
   if (a.weights.scales &&
       detail::ranges_overlap(a.y, y_bytes, a.weights.scales, a.weights.info.scale_count() * 4))
     return Status(StatusCode::kOverlap, "output y overlaps the weight scales");
-  if ((a.x_scale && detail::ranges_overlap(a.y, y_bytes, a.x_scale, 4)) ||
-      (a.y_scale && detail::ranges_overlap(a.y, y_bytes, a.y_scale, 4)))
-    return Status(StatusCode::kOverlap, "output y overlaps a scale");
+  if (a.x_scale && detail::ranges_overlap(a.y, y_bytes, a.x_scale, 4))
+    return Status(StatusCode::kOverlap, "output y overlaps x_scale");
+  if (a.y_scale && detail::ranges_overlap(a.y, y_bytes, a.y_scale, 4))
+    return Status(StatusCode::kOverlap, "output y overlaps y_scale");
   // The residual is bf16 whatever the output type: its span is the bf16 one.
   const int64_t r_bytes = detail::tensor_span_bytes(d.out_strides, d.n, d.out_frames_stored(),
                                                     d.out_h(), d.out_w(), d.out_channels_stored(),
