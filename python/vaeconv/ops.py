@@ -133,6 +133,7 @@ class _PackedWeights:
         self.storage_ref = storage_ref
         self.bias_key = None
         self.bias_f32 = None
+        self.bias_ref = lambda: None  # the bias storage bias_f32 was made from (a weak reference)
 
     def destroy(self):
         if self.handle:
@@ -217,12 +218,17 @@ def _packed(kind, weight, shape, fp8):
 
 
 def _bias_f32(entry, bias):
+    """The bias as the dense fp32 vector the C ABI takes, kept on the weights' entry while the
+    same storage object lives (a weak reference, as for the weights: a new bias at a freed
+    address, with the same version counter, is not mistaken for the old one) and unchanged."""
     if bias is None:
         return None
+    storage = bias.untyped_storage()
     key = (bias.data_ptr(), _version_of(bias), bias.dtype)
-    if entry.bias_key != key or entry.bias_f32 is None:
+    if entry.bias_key != key or entry.bias_f32 is None or entry.bias_ref() is not storage:
         entry.bias_f32 = bias.detach().to(torch.float32).contiguous()
         entry.bias_key = key
+        entry.bias_ref = weakref.ref(storage)
     return entry.bias_f32
 
 

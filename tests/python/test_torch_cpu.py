@@ -127,6 +127,26 @@ def snapshot(model):
     return {name: dict(m.__dict__) for name, m in model.named_modules()}
 
 
+class BiasCopy(unittest.TestCase):
+    """The fp32 copy of a bias kept on a weights entry (what the device ops pass to the C ABI)."""
+
+    def test_copy_follows_the_storage_and_its_version(self):
+        entry = ops._PackedWeights(None, 0, None)
+        a = torch.tensor([1.0, 2.0], dtype=torch.bfloat16)
+        b = torch.tensor([3.0, 4.0], dtype=torch.bfloat16)
+        fa = ops._bias_f32(entry, a)
+        self.assertEqual(fa.dtype, torch.float32)
+        self.assertEqual(fa.tolist(), [1.0, 2.0])
+        self.assertIs(ops._bias_f32(entry, a), fa)  # kept while a is unchanged
+        # Another storage under the same key (a new bias at a freed address, version 0): copied
+        # again, not served a's values.
+        entry.bias_key = (b.data_ptr(), ops._version_of(b), b.dtype)
+        self.assertEqual(ops._bias_f32(entry, b).tolist(), [3.0, 4.0])
+        a.add_(1)  # an in-place update moves the version counter
+        self.assertEqual(ops._bias_f32(entry, a).tolist(), [2.0, 3.0])
+        self.assertIsNone(ops._bias_f32(entry, None))
+
+
 class Patch(unittest.TestCase):
     def model(self, dtype=torch.bfloat16, **kw):
         torch.manual_seed(1)
