@@ -61,8 +61,14 @@ def output_size(kind, t, h, w):
     return t, 2 * h, 2 * w
 
 
+_TEMPORAL = _lib.TEMPORAL_3X1X1
+_CACHED = "causal_conv3d_cached"  # the op name of the cached causal conv's refusals
+
+
 def _fail(code, kind, text):
-    raise VaeconvError(code, f"vaeconv: {_KIND_NAMES[kind]}: {text}")
+    """Raises the refusal of the op `kind` names (a conv kind, or an op name such as _CACHED)."""
+    name = kind if isinstance(kind, str) else _KIND_NAMES[kind]
+    raise VaeconvError(code, f"vaeconv: {name}: {text}")
 
 
 def _check(kind, x, weight, bias, residual):
@@ -298,16 +304,16 @@ def reference_conv(kind, x, weight, bias=None):
     return y
 
 
-def _check_cache(x, cache, most=2):
+def _check_cache(x, cache, most=2, op=_CACHED):
     bad = _lib.INVALID_ARGUMENT
     if cache.dim() != 5 or not 1 <= cache.shape[2] <= most or cache.shape[0] != x.shape[0] \
             or cache.shape[1] != x.shape[1] or tuple(cache.shape[3:]) != tuple(x.shape[3:]):
-        _fail(bad, CAUSAL, f"cache must be [{x.shape[0]}, {x.shape[1]}, 1..{most}, {x.shape[3]}, "
+        _fail(bad, op, f"cache must be [{x.shape[0]}, {x.shape[1]}, 1..{most}, {x.shape[3]}, "
                            f"{x.shape[4]}] for x {tuple(x.shape)}, got {tuple(cache.shape)}")
     if cache.dtype != torch.bfloat16:
-        _fail(_lib.UNSUPPORTED, CAUSAL, f"cache must be bfloat16, got {cache.dtype}")
+        _fail(_lib.UNSUPPORTED, op, f"cache must be bfloat16, got {cache.dtype}")
     if cache.device != x.device:
-        _fail(bad, CAUSAL, f"cache is on {cache.device}, x on {x.device}")
+        _fail(bad, op, f"cache is on {cache.device}, x on {x.device}")
 
 
 def reference_conv_cached(x, cache, weight, bias=None):
@@ -336,33 +342,36 @@ def reference_temporal(x, cache, weight, bias=None, stride=1):
 def _check_temporal(x, cache, weight, bias, stride, residual=None):
     bad = _lib.INVALID_ARGUMENT
     if x.dim() != 5 or x.dtype != torch.bfloat16:
-        _fail(bad, CAUSAL, f"x must be a bfloat16 [N, C, T, H, W], got {tuple(x.shape)} {x.dtype}")
+        _fail(bad, _TEMPORAL, f"x must be a bfloat16 [N, C, T, H, W], got {tuple(x.shape)} {x.dtype}")
     if stride not in (1, 2):
-        _fail(bad, CAUSAL, f"temporal conv stride must be 1 or 2, got {stride}")
+        _fail(bad, _TEMPORAL, f"temporal conv stride must be 1 or 2, got {stride}")
     cin = x.shape[1]
     if weight.dim() != 5 or weight.shape[1] != cin or tuple(weight.shape[2:]) != (3, 1, 1):
-        _fail(bad, CAUSAL, f"weight must be [Cout, {cin}, 3, 1, 1], got {tuple(weight.shape)}")
+        _fail(bad, _TEMPORAL, f"weight must be [Cout, {cin}, 3, 1, 1], got {tuple(weight.shape)}")
+    if not weight.is_floating_point():
+        _fail(bad, _TEMPORAL, f"weight must be floating point, got {weight.dtype}")
     cout = weight.shape[0]
     if stride == 1 and cout % 2:
-        _fail(bad, CAUSAL, f"stride 1 (upsample3d) needs an even Cout, got {cout}")
+        _fail(bad, _TEMPORAL, f"stride 1 (upsample3d) needs an even Cout, got {cout}")
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != cout or not bias.is_floating_point()):
-        _fail(bad, CAUSAL, f"bias must be a float [{cout}], got {tuple(bias.shape)} {bias.dtype}")
+        _fail(bad, _TEMPORAL, f"bias must be a float [{cout}], got {tuple(bias.shape)} {bias.dtype}")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.device != x.device:
-            _fail(bad, CAUSAL, f"{name} is on {t.device}, x on {x.device}")
+            _fail(bad, _TEMPORAL, f"{name} is on {t.device}, x on {x.device}")
     frames = 0
     if cache is not None:
-        _check_cache(x, cache, 2 if stride == 1 else 1)
+        _check_cache(x, cache, 2 if stride == 1 else 1, _TEMPORAL)
         frames = cache.shape[2]
     t_out = x.shape[2] if stride == 1 else (frames + x.shape[2] + (1 - frames) - 3) // 2 + 1
     if t_out < 1:
-        _fail(bad, CAUSAL, f"stride 2 needs at least 3 frames with the cache, got {frames} + {x.shape[2]}")
+        _fail(bad, _TEMPORAL, f"stride 2 needs at least 3 frames with the cache, got {frames} + {x.shape[2]}")
     n, _, t, h, w = x.shape
     out_shape = (n, cout // 2, 2 * t, h, w) if stride == 1 else (n, cout, t_out, h, w)
     if residual is not None and (tuple(residual.shape) != out_shape or residual.dtype != torch.bfloat16):
-        _fail(bad, CAUSAL, f"residual must be bfloat16 {out_shape}")
+        _fail(bad, _TEMPORAL, f"residual must be bfloat16 {out_shape}, got {tuple(residual.shape)} "
+                             f"{residual.dtype}")
     if residual is not None and residual.device != x.device:
-        _fail(bad, CAUSAL, f"residual is on {residual.device}, x on {x.device}")
+        _fail(bad, _TEMPORAL, f"residual is on {residual.device}, x on {x.device}")
     return out_shape
 
 
@@ -389,8 +398,9 @@ def _run_window(x, cache, weight, bias, residual, fp8, stride):
         out = _empty_channels_last(tuple(y.shape), x)
         out.copy_(y)
         return out
+    op = _TEMPORAL if temporal else _CACHED
     if x.device.type != "cuda":
-        _fail(_lib.UNSUPPORTED, CAUSAL, f"tensors on {x.device}: vaeconv runs on CUDA or HIP devices")
+        _fail(_lib.UNSUPPORTED, op, f"tensors on {x.device}: vaeconv runs on CUDA or HIP devices")
     lib = _lib.load()
     kind = _lib.TEMPORAL_3X1X1 if temporal else CAUSAL
     with torch.cuda.device(x.device):
@@ -429,7 +439,7 @@ def _run_window(x, cache, weight, bias, residual, fp8, stride):
         count = xc.numel()
         ws = lib.vaeconv_quantize_fp8_workspace_bytes(count)
         if ws == 0:
-            _fail(_lib.INVALID_ARGUMENT, CAUSAL, f"no fp8 quantize workspace for {count} elements")
+            _fail(_lib.INVALID_ARGUMENT, op, f"no fp8 quantize workspace for {count} elements")
         xq = torch.empty(xc.shape, dtype=torch.uint8, device=x.device)
         scale = torch.empty(1, dtype=torch.float32, device=x.device)
         work = torch.empty(ws, dtype=torch.uint8, device=x.device)

@@ -243,6 +243,22 @@ class TemporalChecks(unittest.TestCase):
         with self.assertRaisesRegex(vaeconv.VaeconvError, "bias must be a float"):
             torch.ops.vaeconv.temporal_conv3d(x, None, w, torch.zeros(8, dtype=torch.int32), None, 2, False)
 
+    def test_refusals_name_the_op_and_what_they_got(self):
+        x = torch.zeros(1, 8, 4, 3, 3, dtype=torch.bfloat16)
+        w = torch.zeros(8, 8, 3, 1, 1)
+        with self.assertRaisesRegex(vaeconv.VaeconvError, r"^vaeconv: temporal_conv3d: weight must be floating"):
+            torch.ops.vaeconv.temporal_conv3d(x, None, w.to(torch.int32), None, None, 2, False)
+        with self.assertRaisesRegex(vaeconv.VaeconvError,
+                                    r"temporal_conv3d: residual must be bfloat16 .*got \(1, 8, 1, 3, 3\) torch.float32"):
+            torch.ops.vaeconv.temporal_conv3d(x, None, w, None, torch.zeros(1, 8, 1, 3, 3), 2, False)
+        with self.assertRaisesRegex(vaeconv.VaeconvError, r"^vaeconv: temporal_conv3d: cache must be"):
+            torch.ops.vaeconv.temporal_conv3d(x, torch.zeros(1, 8, 2, 3, 3, dtype=torch.bfloat16), w, None,
+                                              None, 2, False)
+        xc = torch.zeros(1, 16, 2, 4, 4, dtype=torch.bfloat16)
+        wc = torch.zeros(16, 16, 3, 3, 3, dtype=torch.bfloat16)
+        with self.assertRaisesRegex(vaeconv.VaeconvError, r"^vaeconv: causal_conv3d_cached: cache must be bfloat16"):
+            torch.ops.vaeconv.causal_conv3d_cached(xc, torch.zeros(1, 16, 2, 4, 4), wc)
+
 
 class NormParamCopies(unittest.TestCase):
     def test_fp32_copy_is_kept_per_version(self):
