@@ -77,17 +77,18 @@ namespace cdna {
 //                                 BM   BN  BK  warpsM warpsN stages
 using WideShape = OneBufferTileShape<128, 96, 32, 2, 1, 3>;
 // The bf16 wide tile's few-rounds partner (tile_rounds.hpp, the round rule): four waves of 32 x
-// 96, 32 deep, two tiles in flight in two LDS buffers (28 KiB, 2 blocks per CU: twice the wide
-// tile's waves per block), for the grids that the four resident blocks of WideShape do not finish
+// 96, 32 deep, two tiles in flight in two LDS buffers (32 KiB with B's rows padded to whole copy
+// passes, docs/resource-report.md; 2 blocks per CU: twice the wide tile's waves per block), for
+// the grids that the four resident blocks of WideShape do not finish
 // in fewer rounds over gfx942's CUs (the 512x512 and 256x256 layers, the downsample and upsample
 // phases of 512 blocks or fewer): faster there at the pessimistic end of the CDNA model
 // (docs/perf-notes.md, issue 25 W6 and W15).
 using WideFewRoundsShape = TwoBufferTileShape<128, 96, 32, 4, 1, 3>;
 // The small-grid tile (tile_rounds.hpp's small-grid rule: grids that give a CU at most two of
 // the few-rounds tile's blocks, e.g. the 128² 384-channel layers' 512): the wide tile's two
-// groups of two 64 x 96 waves, each group over half of the K tiles with its own 14 KiB of
+// groups of two 64 x 96 waves, each group over half of the K tiles with its own 16 KiB of
 // buffers (SlicedKTileShape, kernel/sliced_k.hpp; their partial sums meet in two passes of
-// 24 KiB), 28 KiB: two blocks and 2 waves per SIMD per CU, each block's K-tile chain half the
+// 24 KiB), 32 KiB: two blocks and 2 waves per SIMD per CU, each block's K-tile chain half the
 // few-rounds tile's. Faster there at the pessimistic end of the CDNA model (docs/perf-notes.md,
 // W22). Not measured on AMD hardware.
 using SmallGridShape = SlicedKTileShape<TwoBufferTileShape<128, 96, 16, 2, 1, 4, 2>, 2>;
@@ -104,7 +105,7 @@ using TinyShape = TileShape<128, 16, 32, 4, 1, 2>;
 // three tiles ahead (the bf16 tile's form before W24), 16 KiB, 4 blocks per CU, on gfx942's
 // one-chunk 32x32x32 atom (arch/cdna.hpp AtomFp8K32; the 32x32x64 atom's two chunks per lane need
 // BK >= 64). Its few-rounds partner (tile_rounds.hpp) is the 64-deep tile in four waves of 32 x 96
-// and two LDS buffers, two tiles in flight (28 KiB, 2 blocks per CU), on the 32x32x64 atom. Chosen
+// and two LDS buffers, two tiles in flight (32 KiB, 2 blocks per CU), on the 32x32x64 atom. Chosen
 // by the CDNA model at the pessimistic end (docs/perf-notes.md, issue 25 W6, W9 and W15). Not
 // measured on AMD hardware.
 using WideShapeFp8 = TwoBufferTileShape<128, 96, 32, 2, 1, 4>;
