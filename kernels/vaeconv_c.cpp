@@ -14,6 +14,7 @@
 #include "vaeconv/api/device_weights.hpp"
 #include "vaeconv/api/fp8_sanitize.hpp"
 #include "vaeconv/api/stream_cache.hpp"
+#include "vaeconv/conv/quantize_args.hpp"
 #include "rms_norm_entry.hpp"
 #include "vaeconv_kernels.hpp"
 
@@ -112,6 +113,10 @@ extern "C" size_t vaeconv_quantize_fp8_workspace_bytes(int64_t n) {
 extern "C" int vaeconv_quantize_fp8(const void* x_bf16, int64_t n, void* y_fp8, float* scale,
                                     void* workspace, size_t workspace_bytes, void* stream,
                                     char* msg, size_t msg_len) {
+  // Arguments first, then the device (this file's order).
+  const vaeconv::Status args =
+      vaeconv::check_quantize_fp8_args(x_bf16, n, y_fp8, scale, workspace, workspace_bytes);
+  if (!args.ok()) return report(args, msg, msg_len);
   const vaeconv::Status arch = vaeconv::check_device_arch(vaeconv::DType::kFP8E4M3);
   if (!arch.ok()) return report(arch, msg, msg_len);
   return report(vaeconv::precompiled::quantize_fp8(x_bf16, n, y_fp8, scale, workspace,

@@ -17,6 +17,7 @@
 #include "vaeconv/arch/runtime.hpp"
 #include "vaeconv/conv/conv_args.hpp"  // detail::aligned, detail::ranges_overlap
 #include "vaeconv/conv/fp8_scale.hpp"
+#include "vaeconv/conv/quantize_args.hpp"
 #include "vaeconv/core/status.hpp"
 
 namespace vaeconv {
@@ -51,6 +52,7 @@ VAECONV_UNROLL
 
 // Workspace bytes quantize_fp8 needs for n elements (0 when the query itself fails).
 inline size_t quantize_fp8_workspace_bytes(int64_t n) {
+  if (n < 1) return 0;
   size_t temp = 0;
   if (arch::device_absmax_bf16(nullptr, temp, nullptr, nullptr, n, nullptr) != hipSuccess) return 0;
   return detail::kQuantizeHeader + temp;
@@ -58,19 +60,8 @@ inline size_t quantize_fp8_workspace_bytes(int64_t n) {
 
 inline Status quantize_fp8(const void* x_bf16, int64_t n, void* y_fp8, float* scale, void* workspace,
                            size_t workspace_bytes, hipStream_t stream) {
-  if (x_bf16 == nullptr || y_fp8 == nullptr || scale == nullptr || workspace == nullptr)
-    return Status(StatusCode::kInvalidArgument, "quantize_fp8: null pointer");
-  if (n < 1) return Status(StatusCode::kInvalidArgument, "quantize_fp8: n must be >= 1");
-  if (!detail::aligned(x_bf16, 16) || !detail::aligned(y_fp8, 8) || !detail::aligned(workspace, 256) ||
-      !detail::aligned(scale, 4))
-    return Status(StatusCode::kMisaligned,
-                  "quantize_fp8: x 16-byte, y 8-byte, workspace 256-byte, scale 4-byte aligned");
-  const int64_t ws = int64_t(workspace_bytes);
-  if (detail::ranges_overlap(x_bf16, 2 * n, y_fp8, n) ||
-      detail::ranges_overlap(x_bf16, 2 * n, workspace, ws) ||
-      detail::ranges_overlap(y_fp8, n, workspace, ws) || detail::ranges_overlap(scale, 4, y_fp8, n) ||
-      detail::ranges_overlap(scale, 4, workspace, ws) || detail::ranges_overlap(scale, 4, x_bf16, 2 * n))
-    return Status(StatusCode::kOverlap, "quantize_fp8: x, y, scale and workspace must not overlap");
+  VAECONV_RETURN_IF_ERROR(
+      check_quantize_fp8_args(x_bf16, n, y_fp8, scale, workspace, workspace_bytes));
   size_t temp = 0;
   hipError_t e = arch::device_absmax_bf16(nullptr, temp, nullptr, nullptr, n, stream);
   if (e != hipSuccess) return Status(StatusCode::kRuntimeError, hipGetErrorString(e));
