@@ -82,8 +82,9 @@
 # Flag "ca" (NVIDIA): the candidate's copies are cp.async.ca, cached in L1 as well as L2 (the
 # library's are .cg), through an architecture overlay in bench/sweep_candidate.cpp; it applies to
 # the wide, c192, nw and tail candidates, e.g. enc_conv_out's "128,32,64,2,1,4,nw,ca".
-# Flags that went with issue 24 (they reached into the library headers): with the forms they built (docs/perf-notes.md), "rf", "trp"/"trnp", "bulk"/"nobulk"/"bulkw",
-# "dup", "noepi"/"nomma"/"nocopy"; VAECONV_SWEEP_TESTS (the GPU tests run the shipped library).
+# Flags that went with issue 24 (they reached into the library headers), with the forms they
+# built (docs/perf-notes.md): "rf", "trp"/"trnp", "bulk"/"nobulk"/"bulkw", "dup",
+# "noepi"/"nomma"/"nocopy"; VAECONV_SWEEP_TESTS (the GPU tests run the shipped library).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CANDIDATES=(${VAECONV_SWEEP:-"128,96,64,2,1,4,mb2" "192,96,64,3,1,4" "64,96,128,1,1,3,fp8,mb3" "128,96,128,2,1,3,fp8,mb2"})

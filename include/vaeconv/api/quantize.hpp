@@ -15,7 +15,6 @@
 
 #include "vaeconv/arch/device_reduce.hpp"
 #include "vaeconv/arch/runtime.hpp"
-#include "vaeconv/conv/conv_args.hpp"  // detail::aligned, detail::ranges_overlap
 #include "vaeconv/conv/fp8_scale.hpp"
 #include "vaeconv/conv/quantize_args.hpp"
 #include "vaeconv/core/status.hpp"
